@@ -1,0 +1,71 @@
+"""Experience identifiers: which batch, task, run (repeat) and step an experience came from."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+
+def _new_suffix() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class EID:
+    """Hierarchical id ``batch/task/run/step/suffix``.
+
+    ``tid`` (batch/task) identifies a group of rollouts of the same task, the unit
+    that group-relative advantages such as GRPO normalise over; ``rid`` adds the
+    run (one repeat of the task); ``sid`` adds the step inside a multi-step run;
+    ``uid`` adds a random suffix and is unique per experience.
+    """
+
+    batch: int | str = ""
+    task: int | str = ""
+    run: int = 0
+    step: int = 0
+    suffix: str = field(default_factory=_new_suffix)
+
+    @property
+    def tid(self) -> str:
+        return f"{self.batch}/{self.task}"
+
+    @property
+    def rid(self) -> str:
+        return f"{self.tid}/{self.run}"
+
+    @property
+    def sid(self) -> str:
+        return f"{self.rid}/{self.step}"
+
+    @property
+    def uid(self) -> str:
+        return f"{self.sid}/{self.suffix}"
+
+    def key(self, id_type: str) -> str:
+        """The id of the given granularity: ``task``, ``run``, ``step`` or ``uid``."""
+        try:
+            return {"task": self.tid, "run": self.rid, "step": self.sid, "uid": self.uid}[id_type]
+        except KeyError:
+            raise ValueError(f"unknown id_type '{id_type}'; use task, run, step or uid") from None
+
+    def to_str(self) -> str:
+        """Compact text form; ``EID.from_str`` inverts it."""
+        return self.uid
+
+    @classmethod
+    def from_str(cls, text: str) -> EID:
+        parts = text.split("/")
+        if len(parts) != 5:
+            raise ValueError(f"malformed EID '{text}': expected batch/task/run/step/suffix")
+        batch, task, run, step, suffix = parts
+        return cls(
+            batch=_maybe_int(batch), task=_maybe_int(task), run=int(run), step=int(step), suffix=suffix
+        )
+
+    def __str__(self) -> str:
+        return self.uid
+
+
+def _maybe_int(value: str) -> int | str:
+    return int(value) if value.lstrip("-").isdigit() else value

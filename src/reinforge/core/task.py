@@ -1,0 +1,109 @@
+"""A Task is one row of a taskset plus everything needed to turn it into a Workflow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reinforge.core.generation import FormatConfig, GenerationConfig
+
+# Set by ``reinforge.workflows`` / ``reinforge.rewards`` on import, so that a Task
+# carrying a *name* can be resolved without ``core`` importing higher layers.
+_resolvers: dict[str, Callable[[str], Any]] = {}
+
+
+def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
+    """Install the function that turns a workflow or reward_fn name into a class."""
+    _resolvers[kind] = resolver
+
+
+def _resolve(kind: str, value: Any) -> Any:
+    if value is None or not isinstance(value, str):
+        return value
+    if kind not in _resolvers:
+        raise RuntimeError(f"no {kind} resolver installed; import reinforge.workflows first")
+    return _resolvers[kind](value)
+
+
+def _qualified_name(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return f"{value.__module__}.{value.__qualname__}"
+
+
+@dataclass
+class Task:
+    """One unit of work for a workflow.
+
+    ``workflow`` and ``reward_fn`` may be classes or registered names (or dotted
+    paths). ``raw_task`` is the taskset row as read; ``format_args`` says which of
+    its keys hold the prompt and the reference answer; ``rollout_args`` are the
+    sampling settings; ``workflow_args`` / ``reward_fn_args`` are free-form
+    per-taskset options.
+    """
+
+    workflow: Any = None
+    repeat_times: int | None = None
+    format_args: FormatConfig = field(default_factory=FormatConfig)
+    rollout_args: GenerationConfig = field(default_factory=GenerationConfig)
+    workflow_args: dict[str, Any] = field(default_factory=dict)
+    reward_fn_args: dict[str, Any] = field(default_factory=dict)
+    is_eval: bool = False
+    reward_fn: Any = None
+    raw_task: dict[str, Any] | None = None
+    batch_id: int | str = ""
+    task_id: int | str = ""
+    index: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def workflow_cls(self) -> type:
+        cls = _resolve("workflow", self.workflow)
+        if cls is None:
+            raise ValueError(f"task {self.task_id!r} has no workflow; set default_workflow_type")
+        return cls
+
+    @property
+    def reward_fn_cls(self) -> type | None:
+        return _resolve("reward_fn", self.reward_fn)
+
+    def to_workflow(self, model: Any, auxiliary_models: list[Any] | None = None) -> Any:
+        """Instantiate this task's workflow around ``model``."""
+        return self.workflow_cls(task=self, model=model, auxiliary_models=auxiliary_models)
+
+    @property
+    def task_desc(self) -> str | None:
+        if not self.raw_task:
+            return None
+        return self.raw_task.get(self.format_args.prompt_key)
+
+    @property
+    def truth(self) -> str | None:
+        if not self.raw_task:
+            return None
+        value = self.raw_task.get(self.format_args.response_key)
+        return None if value is None else str(value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (classes become dotted paths) for crossing process boundaries."""
+        return {
+            "workflow": _qualified_name(self.workflow),
+            "repeat_times": self.repeat_times,
+            "format_args": self.format_args.to_dict(),
+            "rollout_args": self.rollout_args.to_dict(),
+            "workflow_args": dict(self.workflow_args),
+            "reward_fn_args": dict(self.reward_fn_args),
+            "is_eval": self.is_eval,
+            "reward_fn": _qualified_name(self.reward_fn),
+            "raw_task": self.raw_task,
+            "batch_id": self.batch_id,
+            "task_id": self.task_id,
+            "index": dict(self.index),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        data = dict(data)
+        data["format_args"] = FormatConfig(**(data.get("format_args") or {}))
+        data["rollout_args"] = GenerationConfig.from_dict(data.get("rollout_args"))
+        return cls(**data)

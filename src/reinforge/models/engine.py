@@ -1,0 +1,118 @@
+"""The contract between a ModelWrapper and whatever produces tokens.
+
+An engine speaks token ids only: ids in, sampled ids and their log-probabilities
+out. Everything about text, chat templates and Experiences lives in ModelWrapper.
+Engines are thread-safe and return ``concurrent.futures.Future`` objects, so sync
+workflows (in worker threads) and async workflows (on an event loop) share one
+engine without either blocking the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class SamplingParams:
+    """How to sample ``n`` continuations of one prompt."""
+
+    n: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 256
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    stop_token_ids: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+
+
+@dataclass
+class Completion:
+    """One sampled continuation.
+
+    ``logprobs[i]`` is the log-probability of ``token_ids[i]`` under the model's
+    raw distribution (temperature 1, no top-p/top-k), i.e. what a fresh forward
+    pass of the same weights assigns; trainers compute the same quantity.
+    """
+
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str  # "stop" (eos or stop string) or "length"
+
+
+class InferenceEngine(ABC):
+    """Token-level generation backend (embedded HF model, mock, remote server...)."""
+
+    #: tokenizer adapter (see ``reinforge.models.tokenizer``)
+    tokenizer: Any
+    #: longest prompt + response the engine accepts
+    max_model_len: int = 4096
+
+    def __init__(self) -> None:
+        self._model_version = 0
+
+    @property
+    def model_version(self) -> int:
+        return self._model_version
+
+    @abstractmethod
+    def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
+        """Queue a request; the future resolves to ``params.n`` completions."""
+
+    @abstractmethod
+    def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
+        """Queue a scoring request: log p(token_ids[i] | token_ids[:i]) for i >= 1."""
+
+    def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
+        """Load new policy weights; in-flight requests finish on the old weights first."""
+        raise NotImplementedError(f"{type(self).__name__} does not support weight updates")
+
+    def close(self) -> None:
+        """Release threads and memory."""
+
+    # ---- conveniences shared by every engine ---------------------------------------
+
+    def generate(self, prompt_ids: list[int], params: SamplingParams) -> list[Completion]:
+        return self.submit(prompt_ids, params).result()
+
+    async def generate_async(self, prompt_ids: list[int], params: SamplingParams) -> list[Completion]:
+        return await asyncio.wrap_future(self.submit(prompt_ids, params))
+
+    def score(self, token_ids: list[int]) -> list[float]:
+        return self.submit_score(token_ids).result()
+
+    async def score_async(self, token_ids: list[int]) -> list[float]:
+        return await asyncio.wrap_future(self.submit_score(token_ids))
+
+    def __enter__(self) -> InferenceEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def done_future(value: Any) -> Future:
+    """A future that is already resolved (for engines that answer synchronously)."""
+    fut: Future = Future()
+    fut.set_result(value)
+    return fut
+
+
+def failed_future(exc: BaseException) -> Future:
+    fut: Future = Future()
+    fut.set_exception(exc)
+    return fut

@@ -1,0 +1,105 @@
+"""Tokenizer adapters: chat templating and text <-> ids, behind one small interface.
+
+``HFChatTokenizer`` wraps a transformers tokenizer (its own chat template).
+``ByteTokenizer`` is a dependency-free byte-level tokenizer with a ChatML-style
+template, used by the mock engine so tests and benchmarks run in microseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ChatTokenizer(Protocol):
+    eos_token_ids: list[int]
+    vocab_size: int
+
+    def render_chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        add_generation_prompt: bool = True,
+        tools: list[dict[str, Any]] | None = None,
+        chat_template: str | None = None,
+    ) -> str: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str: ...
+
+
+class HFChatTokenizer:
+    """Adapter over a ``transformers`` tokenizer."""
+
+    def __init__(self, tokenizer: Any, extra_eos_ids: list[int] | None = None) -> None:
+        self.hf = tokenizer
+        eos: list[int] = []
+        if tokenizer.eos_token_id is not None:
+            eos.append(int(tokenizer.eos_token_id))
+        for tid in extra_eos_ids or []:
+            if int(tid) not in eos:
+                eos.append(int(tid))
+        self.eos_token_ids = eos
+        self.vocab_size = len(tokenizer)
+        self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
+
+    def render_chat(self, messages, *, add_generation_prompt=True, tools=None, chat_template=None) -> str:
+        return self.hf.apply_chat_template(
+            messages,
+            tools=tools,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=False,
+            chat_template=chat_template,
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return self.hf.encode(text, add_special_tokens=False)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        return self.hf.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
+class ByteTokenizer:
+    """Bytes as tokens (id = byte + 3); ids 0/1/2 are pad, ``<|im_start|>``, ``<|im_end|>``."""
+
+    PAD, IM_START, IM_END = 0, 1, 2
+    _OFFSET = 3
+    _SPECIAL = {"<|im_start|>": IM_START, "<|im_end|>": IM_END}
+
+    def __init__(self) -> None:
+        self.eos_token_ids = [self.IM_END]
+        self.vocab_size = 256 + self._OFFSET
+        self.pad_token_id = self.PAD
+
+    def render_chat(self, messages, *, add_generation_prompt=True, tools=None, chat_template=None) -> str:
+        parts = []
+        for msg in messages:
+            parts.append(f"<|im_start|>{msg['role']}\n{msg.get('content') or ''}<|im_end|>\n")
+        if add_generation_prompt:
+            parts.append("<|im_start|>assistant\n")
+        return "".join(parts)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        i = 0
+        while i < len(text):
+            for tok, tid in self._SPECIAL.items():
+                if text.startswith(tok, i):
+                    ids.append(tid)
+                    i += len(tok)
+                    break
+            else:
+                nxt = min((p for p in (text.find(t, i) for t in self._SPECIAL) if p != -1), default=len(text))
+                ids.extend(b + self._OFFSET for b in text[i:nxt].encode())
+                i = nxt
+        return ids
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        out = bytearray()
+        names = {v: k for k, v in self._SPECIAL.items()}
+        for tid in ids:
+            if tid >= self._OFFSET:
+                out.append(tid - self._OFFSET)
+            elif not skip_special_tokens and tid in names:
+                out.extend(names[tid].encode())
+        return out.decode("utf-8", errors="replace")
