@@ -60,7 +60,11 @@ class EID:
             raise ValueError(f"malformed EID '{text}': expected batch/task/run/step/suffix")
         batch, task, run, step, suffix = parts
         return cls(
-            batch=_maybe_int(batch), task=_maybe_int(task), run=int(run), step=int(step), suffix=suffix
+            batch=_maybe_int(batch),
+            task=_maybe_int(task),
+            run=int(run),
+            step=int(step),
+            suffix=suffix,
         )
 
     def __str__(self) -> str:

@@ -97,7 +97,9 @@ class Experience:
         return self.tokens[self.prompt_length :]
 
     @staticmethod
-    def group_by(experiences: Iterable[Experience], id_type: str = "task") -> dict[str, list[Experience]]:
+    def group_by(
+        experiences: Iterable[Experience], id_type: str = "task"
+    ) -> dict[str, list[Experience]]:
         """Group experiences by ``task`` (GRPO groups), ``run``, ``step`` or ``uid``."""
         groups: dict[str, list[Experience]] = defaultdict(list)
         for exp in experiences:
@@ -134,7 +136,11 @@ class Experience:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Experience:
         data = dict(data)
-        data["eid"] = EID.from_str(data["eid"]) if isinstance(data.get("eid"), str) else data.get("eid", EID())
+        data["eid"] = (
+            EID.from_str(data["eid"])
+            if isinstance(data.get("eid"), str)
+            else data.get("eid", EID())
+        )
         return cls(**data)
 
     def to_bytes(self) -> bytes:

@@ -27,17 +27,18 @@ class Registry:
         self.kind = kind
         self._modules: dict[str, Any] = {}
 
-    def register_module(self, name: str | None = None, *, force: bool = False) -> Callable[[Any], Any]:
+    def register_module(
+        self, name: str | None = None, *, force: bool = False
+    ) -> Callable[[Any], Any]:
         """Decorator registering the decorated class under ``name`` (default: its own name)."""
 
         def decorator(obj: Any) -> Any:
             key = name or obj.__name__
             existing = self._modules.get(key)
             if existing is not None and existing is not obj and not force:
-                same_def = (
-                    getattr(existing, "__module__", None) == getattr(obj, "__module__", None)
-                    and getattr(existing, "__qualname__", None) == getattr(obj, "__qualname__", None)
-                )
+                same_def = getattr(existing, "__module__", None) == getattr(
+                    obj, "__module__", None
+                ) and getattr(existing, "__qualname__", None) == getattr(obj, "__qualname__", None)
                 if not same_def:
                     raise ValueError(
                         f"{self.kind} name '{key}' is already registered to "
@@ -61,7 +62,9 @@ class Registry:
                     f"unknown {self.kind} '{name}': cannot import module '{module_name}' ({exc})"
                 ) from exc
             if not hasattr(module, attr):
-                raise RegistryError(f"unknown {self.kind} '{name}': module '{module_name}' has no '{attr}'")
+                raise RegistryError(
+                    f"unknown {self.kind} '{name}': module '{module_name}' has no '{attr}'"
+                )
             return getattr(module, attr)
         hint = difflib.get_close_matches(name, self._modules, n=1)
         did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""

@@ -45,7 +45,9 @@ TINY_MODEL = "tiny-random-smollm2"
 
 def default_cache_dir() -> Path:
     """``$REINFORGE_CACHE_DIR`` or ``~/.cache/reinforge``."""
-    return Path(os.environ.get("REINFORGE_CACHE_DIR", Path.home() / ".cache" / "reinforge")).expanduser()
+    return Path(
+        os.environ.get("REINFORGE_CACHE_DIR", Path.home() / ".cache" / "reinforge")
+    ).expanduser()
 
 
 def known_models() -> list[str]:

@@ -89,7 +89,9 @@ class InferenceEngine(ABC):
     def generate(self, prompt_ids: list[int], params: SamplingParams) -> list[Completion]:
         return self.submit(prompt_ids, params).result()
 
-    async def generate_async(self, prompt_ids: list[int], params: SamplingParams) -> list[Completion]:
+    async def generate_async(
+        self, prompt_ids: list[int], params: SamplingParams
+    ) -> list[Completion]:
         return await asyncio.wrap_future(self.submit(prompt_ids, params))
 
     def score(self, token_ids: list[int]) -> list[float]:

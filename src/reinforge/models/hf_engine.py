@@ -113,7 +113,9 @@ class HFEngine(InferenceEngine):
                 raise ValueError("HFEngine needs model_path or model")
             model, tokenizer = load_causal_lm(model_path, self.device, getattr(torch, dtype))
         self.model = model
-        self.model_path = str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
+        self.model_path = (
+            str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
+        )
         gen_cfg = getattr(model, "generation_config", None)
         extra_eos = getattr(gen_cfg, "eos_token_id", None) if gen_cfg is not None else None
         extra_eos = [extra_eos] if isinstance(extra_eos, int) else list(extra_eos or [])
@@ -161,7 +163,9 @@ class HFEngine(InferenceEngine):
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
         fut: Future = Future()
         if len(token_ids) > self.max_model_len:
-            fut.set_exception(ValueError(f"{len(token_ids)} tokens exceed max_model_len {self.max_model_len}"))
+            fut.set_exception(
+                ValueError(f"{len(token_ids)} tokens exceed max_model_len {self.max_model_len}")
+            )
             return fut
         self._inbox.put(_Score(list(token_ids), fut))
         return fut
@@ -212,7 +216,9 @@ class HFEngine(InferenceEngine):
     def _loop(self) -> None:
         with torch.inference_mode():
             while True:
-                if not self._collect(block=not self._rows and not self._waiting and not self._updates):
+                if not self._collect(
+                    block=not self._rows and not self._waiting and not self._updates
+                ):
                     break
                 if self._updates and not self._rows:
                     self._apply_updates()
@@ -240,7 +246,9 @@ class HFEngine(InferenceEngine):
         for upd in self._updates:
             try:
                 self.model.load_state_dict(upd.state_dict, strict=False)
-                self._model_version = self._model_version + 1 if upd.version is None else upd.version
+                self._model_version = (
+                    self._model_version + 1 if upd.version is None else upd.version
+                )
                 upd.future.set_result(None)
             except Exception as exc:
                 upd.future.set_exception(exc)
@@ -317,13 +325,17 @@ class HFEngine(InferenceEngine):
         self._request_counter += 1
         return (self.seed * 1_000_003 + self._request_counter) & 0x7FFFFFFF
 
-    def _merge(self, cache: Any, mask: torch.Tensor, tokens: torch.Tensor, rows: list[_Row]) -> None:
+    def _merge(
+        self, cache: Any, mask: torch.Tensor, tokens: torch.Tensor, rows: list[_Row]
+    ) -> None:
         if not self._rows:
             self._cache, self._mask, self._next, self._rows = cache, mask, tokens, rows
             return
         width = max(self._mask.shape[1], mask.shape[1])
         for old_layer, new_layer in zip(self._cache.layers, cache.layers, strict=True):
-            old_layer.keys = torch.cat([_left_pad(old_layer.keys, width), _left_pad(new_layer.keys, width)])
+            old_layer.keys = torch.cat(
+                [_left_pad(old_layer.keys, width), _left_pad(new_layer.keys, width)]
+            )
             old_layer.values = torch.cat(
                 [_left_pad(old_layer.values, width), _left_pad(new_layer.values, width)]
             )

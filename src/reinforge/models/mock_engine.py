@@ -101,7 +101,7 @@ class MockEngine(InferenceEngine):
                 cut = text.find(stop)
                 if cut != -1:
                     text = text[:cut]
-            ids = self.tokenizer.encode(text) + [self.tokenizer.eos_token_ids[0]]
+            ids = [*self.tokenizer.encode(text), self.tokenizer.eos_token_ids[0]]
             finish = "stop"
             if len(ids) > budget:
                 ids, finish = ids[:budget], "length"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
+def filter_logits(
+    logits: torch.Tensor, temperature: float, top_k: int, top_p: float
+) -> torch.Tensor:
     """Apply temperature, top-k and nucleus (top-p) filtering to a 1-D logits vector."""
     scaled = logits / temperature
     if 0 < top_k < scaled.numel():

@@ -43,7 +43,9 @@ class HFChatTokenizer:
         self.vocab_size = len(tokenizer)
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
 
-    def render_chat(self, messages, *, add_generation_prompt=True, tools=None, chat_template=None) -> str:
+    def render_chat(
+        self, messages, *, add_generation_prompt=True, tools=None, chat_template=None
+    ) -> str:
         return self.hf.apply_chat_template(
             messages,
             tools=tools,
@@ -71,7 +73,9 @@ class ByteTokenizer:
         self.vocab_size = 256 + self._OFFSET
         self.pad_token_id = self.PAD
 
-    def render_chat(self, messages, *, add_generation_prompt=True, tools=None, chat_template=None) -> str:
+    def render_chat(
+        self, messages, *, add_generation_prompt=True, tools=None, chat_template=None
+    ) -> str:
         parts = []
         for msg in messages:
             parts.append(f"<|im_start|>{msg['role']}\n{msg.get('content') or ''}<|im_end|>\n")
@@ -89,7 +93,10 @@ class ByteTokenizer:
                     i += len(tok)
                     break
             else:
-                nxt = min((p for p in (text.find(t, i) for t in self._SPECIAL) if p != -1), default=len(text))
+                nxt = min(
+                    (p for p in (text.find(t, i) for t in self._SPECIAL) if p != -1),
+                    default=len(text),
+                )
                 ids.extend(b + self._OFFSET for b in text[i:nxt].encode())
                 i = nxt
         return ids

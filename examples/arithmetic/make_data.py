@@ -1,0 +1,60 @@
+"""Generate the arithmetic taskset shipped in ``data/`` (deterministic for a seed).
+
+    python examples/arithmetic/make_data.py --seed 0 --train 2000 --test 200
+
+Each row is ``{"question": "What is 23 + 45?", "answer": "68"}``; train and test
+never share a question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+
+def make_question(rng: random.Random, max_operand: int) -> tuple[str, str]:
+    op = rng.choice("+-*")
+    if op == "*":
+        a, b = rng.randint(2, 12), rng.randint(2, 12)
+    else:
+        a, b = rng.randint(1, max_operand), rng.randint(1, max_operand)
+        if op == "-" and b > a:
+            a, b = b, a
+    value = a + b if op == "+" else a - b if op == "-" else a * b
+    return f"What is {a} {op} {b}?", str(value)
+
+
+def generate(seed: int, n_train: int, n_test: int, max_operand: int) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    rows: list[dict] = []
+    while len(rows) < n_train + n_test:
+        question, answer = make_question(rng, max_operand)
+        if question in seen:
+            continue
+        seen.add(question)
+        rows.append({"question": question, "answer": answer})
+    return rows[:n_train], rows[n_train:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train", type=int, default=2000)
+    parser.add_argument("--test", type=int, default=200)
+    parser.add_argument("--max-operand", type=int, default=99)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
+    args = parser.parse_args()
+    train, test = generate(args.seed, args.train, args.test, args.max_operand)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("train", train), ("test", test)):
+        with open(args.out / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row) + "\n")
+        print(f"wrote {len(rows)} rows to {args.out / f'{name}.jsonl'}")
+
+
+if __name__ == "__main__":
+    main()

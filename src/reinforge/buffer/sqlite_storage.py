@@ -1,0 +1,178 @@
+"""Experience storage in one SQLite file, through SQLAlchemy.
+
+Experiences are stored as compact binary blobs (``Experience.to_bytes``) next to
+the columns one filters on (ids, reward, model version). Task outcomes - including
+failures with their error messages - go to a second table, so nothing the explorer
+saw is silently dropped. WAL journaling lets a trainer read while the explorer
+writes; every ``write`` is one transaction, so a crash never leaves half a batch.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+)
+
+from reinforge.core import Experience
+
+metadata = MetaData()
+
+experiences_table = Table(
+    "experiences",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uid", String(128), nullable=False, index=True),
+    Column("batch", String(64), nullable=False),
+    Column("task", String(64), nullable=False),
+    Column("run", Integer, nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("reward", Float, nullable=True),
+    Column("model_version", Integer, nullable=False),
+    Column("created", Float, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
+
+task_results_table = Table(
+    "task_results",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("taskset", String(128), nullable=False),
+    Column("batch", String(64), nullable=False),
+    Column("task", String(64), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("error", Text, nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("num_experiences", Integer, nullable=False),
+    Column("elapsed", Float, nullable=False),
+    Column("created", Float, nullable=False),
+)
+
+
+@dataclass
+class TaskRecord:
+    """Outcome of one task as stored: ``status`` is ok, failed, timeout or invalid."""
+
+    taskset: str
+    batch: str
+    task: str
+    status: str
+    error: str | None
+    attempts: int
+    num_experiences: int
+    elapsed: float
+
+
+class SQLiteExperienceStorage:
+    """Append-only experience store backed by one SQLite file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine = create_engine(f"sqlite:///{self.path}")
+        event.listen(self.engine, "connect", _sqlite_pragmas)
+        metadata.create_all(self.engine)
+        self._lock = threading.Lock()
+
+    def write(self, experiences: list[Experience]) -> int:
+        """Append experiences in one transaction; returns how many were written."""
+        if not experiences:
+            return 0
+        now = time.time()
+        rows = [
+            {
+                "uid": exp.eid.uid,
+                "batch": str(exp.eid.batch),
+                "task": str(exp.eid.task),
+                "run": exp.eid.run,
+                "step": exp.eid.step,
+                "reward": exp.reward,
+                "model_version": int(exp.info.get("model_version", 0)),
+                "created": now,
+                "data": exp.to_bytes(),
+            }
+            for exp in experiences
+        ]
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(insert(experiences_table), rows)
+        return len(rows)
+
+    def write_task_results(self, records: list[TaskRecord]) -> None:
+        if not records:
+            return
+        now = time.time()
+        rows = [{**rec.__dict__, "created": now} for rec in records]
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(insert(task_results_table), rows)
+
+    def count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(
+                conn.execute(select(func.count()).select_from(experiences_table)).scalar_one()
+            )
+
+    def read(self, offset: int = 0, limit: int | None = None) -> list[Experience]:
+        """Experiences in insertion order, starting after ``offset`` rows."""
+        query = select(experiences_table.c.data).order_by(experiences_table.c.id).offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [Experience.from_bytes(row[0]) for row in conn.execute(query)]
+
+    def iter_experiences(self, chunk: int = 1000) -> Iterator[Experience]:
+        offset = 0
+        while True:
+            batch = self.read(offset, chunk)
+            if not batch:
+                return
+            yield from batch
+            offset += len(batch)
+
+    def task_results(self, status: str | None = None) -> list[TaskRecord]:
+        query = select(task_results_table).order_by(task_results_table.c.id)
+        if status is not None:
+            query = query.where(task_results_table.c.status == status)
+        with self.engine.connect() as conn:
+            return [
+                TaskRecord(**{k: row._mapping[k] for k in TaskRecord.__dataclass_fields__})
+                for row in conn.execute(query)
+            ]
+
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every experience as one JSON object per line; returns the count."""
+        n = 0
+        with open(path, "w", encoding="utf-8") as fh:
+            for exp in self.iter_experiences():
+                fh.write(json.dumps(exp.to_dict(), ensure_ascii=False) + "\n")
+                n += 1
+        return n
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()

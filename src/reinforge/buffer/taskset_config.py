@@ -1,0 +1,79 @@
+"""Configuration of one taskset (the ``buffer.explorer_input.taskset`` YAML section)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from reinforge.core import FormatConfig, GenerationConfig
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class FormatSection(_Strict):
+    """Which row keys hold the prompt and the reference answer, plus prompt dressing."""
+
+    prompt_key: str = "prompt"
+    response_key: str = "response"
+    messages_key: str = "messages"
+    system_prompt: str | None = None
+    system_prompt_key: str | None = None
+    reply_prefix: str | None = None
+    chat_template: str | None = None
+    tools_key: str = "tools"
+
+    def to_format_config(self) -> FormatConfig:
+        return FormatConfig(**self.model_dump())
+
+
+class RolloutArgs(_Strict):
+    temperature: float = Field(1.0, ge=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = -1
+    max_tokens: int | None = Field(None, ge=1)
+    n: int = Field(1, ge=1)
+    logprobs: int | None = 0
+    seed: int | None = None
+    stop: list[str] = Field(default_factory=list)
+
+    def to_generation_config(self) -> GenerationConfig:
+        return GenerationConfig(**self.model_dump())
+
+
+class ReasoningGymSource(_Strict):
+    """A procedurally generated taskset from the ``reasoning-gym`` package (offline)."""
+
+    name: str
+    size: int = Field(100, ge=1)
+    seed: int = 42
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class TasksetConfig(_Strict):
+    """One taskset: where rows come from and how each row becomes a Task."""
+
+    name: str = "taskset"
+    path: str | None = None
+    split: str = "train"
+    reasoning_gym: ReasoningGymSource | None = None
+    format: FormatSection = Field(default_factory=FormatSection)
+    rollout_args: RolloutArgs = Field(default_factory=RolloutArgs)
+    default_workflow_type: str | None = Field(None, alias="default_workflow")
+    default_reward_fn_type: str | None = Field(None, alias="default_reward_fn")
+    workflow_args: dict[str, Any] = Field(default_factory=dict)
+    reward_fn_args: dict[str, Any] = Field(default_factory=dict)
+    repeat_times: int = Field(1, ge=1)
+    limit: int | None = Field(None, ge=1, description="use only the first N rows")
+    shuffle: bool = False
+    seed: int = 42
+    strict: bool = Field(False, description="stop on a malformed row instead of skipping it")
+    is_eval: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TasksetConfig:
+        if (self.path is None) == (self.reasoning_gym is None):
+            raise ValueError("set exactly one of 'path' or 'reasoning_gym'")
+        return self

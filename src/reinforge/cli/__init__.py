@@ -1,0 +1,1 @@
+"""The reinforge command-line interface."""

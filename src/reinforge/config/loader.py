@@ -1,0 +1,72 @@
+"""Load a YAML config: parse, interpolate ``${oc.env:VAR,default}``, apply overrides, validate.
+
+Every error names the file and the key path, e.g.
+``cfg.yaml: buffer.batch_size: Input should be a valid integer (got 'ten')``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import ValidationError
+
+from reinforge.config.schema import ReinforgeConfig
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names the file and key."""
+
+
+def _format_validation(source: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        got = err.get("input")
+        detail = (
+            f" (got {got!r})"
+            if err["type"] not in ("extra_forbidden", "missing") and not isinstance(got, dict)
+            else ""
+        )
+        lines.append(f"{source}: {loc}: {msg}{detail}")
+    return "\n".join(lines)
+
+
+def config_from_dict(
+    data: dict[str, Any], source: str = "<config>", config_dir: str | None = None
+) -> ReinforgeConfig:
+    try:
+        cfg = ReinforgeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(source, exc)) from None
+    cfg.config_dir = config_dir
+    return cfg
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> ReinforgeConfig:
+    """Read ``path``; ``overrides`` are ``key.path=value`` strings applied on top."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file '{path}' does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    try:
+        conf = OmegaConf.create(raw)
+        if overrides:
+            conf = OmegaConf.merge(conf, OmegaConf.from_dotlist(list(overrides)))
+        data = OmegaConf.to_container(conf, resolve=True)
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        where = f"{key}: " if key else ""
+        raise ConfigError(f"{path}: {where}{str(exc).splitlines()[0]}") from None
+    return config_from_dict(data, str(path), str(path.parent.resolve()))

@@ -1,0 +1,244 @@
+"""The explorer loop: taskset → batches of task requests → runners → experiences → buffer.
+
+Every task request ends in exactly one stored task record (ok, failed, timeout or
+invalid, with the error message), and the experiences of successful ones are
+written to the buffer after each step, so a crash loses at most the step in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import reinforge.rewards  # noqa: F401  (registers the built-in reward functions)
+import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
+from reinforge.buffer import SQLiteExperienceStorage, TaskRecord, load_taskset
+from reinforge.buffer.buffer_config import BufferConfig
+from reinforge.buffer.taskset_config import TasksetConfig
+from reinforge.core import Experience, Task
+from reinforge.explorer.eval_metrics import eval_metrics
+from reinforge.explorer.explorer_config import ExplorerConfig
+from reinforge.explorer.messages import INVALID, TaskResult
+from reinforge.explorer.reporter import Reporter
+from reinforge.explorer.runner import WorkflowRunner
+from reinforge.explorer.scheduler import Scheduler, make_requests
+from reinforge.models import InferenceEngine, create_engine
+from reinforge.models.model_config import ModelConfig
+
+
+@dataclass
+class ExploreSummary:
+    steps: int = 0
+    tasks: int = 0
+    experiences: int = 0
+    status_counts: dict[str, int] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+
+def score_of(exp: Experience) -> float:
+    """The number an experience is judged by: its ``accuracy`` metric if any, else its reward."""
+    if "accuracy" in exp.metrics:
+        return float(exp.metrics["accuracy"])
+    return float(exp.reward or 0.0)
+
+
+def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
+    exps = [e for r in results for e in r.experiences]
+    out: dict[str, float] = {
+        f"{prefix}tasks": float(len(results)),
+        f"{prefix}failed_tasks": float(sum(not r.ok for r in results)),
+        f"{prefix}experiences": float(len(exps)),
+    }
+    if exps:
+        rewards = [e.reward for e in exps if e.reward is not None]
+        if rewards:
+            out[f"{prefix}reward_mean"] = float(np.mean(rewards))
+            out[f"{prefix}reward_std"] = float(np.std(rewards))
+        if any("accuracy" in e.metrics for e in exps):
+            out[f"{prefix}accuracy"] = float(np.mean([score_of(e) for e in exps]))
+        out[f"{prefix}response_length"] = float(np.mean([e.response_length for e in exps]))
+        out[f"{prefix}truncated_ratio"] = float(
+            np.mean([e.truncate_status is not None for e in exps])
+        )
+    return out
+
+
+class Explorer:
+    """Runs workflows over tasksets with a pool of runners and stores what they produce."""
+
+    def __init__(
+        self,
+        engine: InferenceEngine,
+        *,
+        buffer: BufferConfig,
+        explorer: ExplorerConfig,
+        storage: SQLiteExperienceStorage,
+        model_name: str | None = None,
+        max_response_tokens: int = 256,
+        config_dir: str | Path | None = None,
+        reporter: Reporter | None = None,
+    ) -> None:
+        self.engine = engine
+        self.buffer_cfg = buffer
+        self.cfg = explorer
+        self.storage = storage
+        self.config_dir = Path(config_dir) if config_dir else None
+        self.reporter = reporter or Reporter()
+        runners = [
+            WorkflowRunner(
+                engine, runner_id=i, model_name=model_name, default_max_tokens=max_response_tokens
+            )
+            for i in range(explorer.runner_concurrency)
+        ]
+        self.scheduler = Scheduler(runners)
+
+    @classmethod
+    def from_config(
+        cls,
+        model: ModelConfig,
+        buffer: BufferConfig,
+        explorer: ExplorerConfig,
+        storage_path: str | Path,
+        *,
+        config_dir: str | Path | None = None,
+        reporter: Reporter | None = None,
+    ) -> Explorer:
+        engine = create_engine(
+            model.engine,
+            model.model_path,
+            cache_dir=model.cache_dir,
+            options=model.engine_options(),
+        )
+        return cls(
+            engine,
+            buffer=buffer,
+            explorer=explorer,
+            storage=SQLiteExperienceStorage(storage_path),
+            model_name=model.model_path,
+            max_response_tokens=model.max_response_tokens,
+            config_dir=config_dir,
+            reporter=reporter,
+        )
+
+    def _load(self, taskset: TasksetConfig) -> list[Task]:
+        loaded = load_taskset(
+            taskset,
+            base_dir=self.config_dir,
+            default_workflow=self.cfg.default_workflow_type,
+            default_reward_fn=self.cfg.default_reward_fn_type,
+        )
+        if loaded.invalid:
+            self.storage.write_task_results(
+                [
+                    TaskRecord(taskset.name, "", str(bad.row), INVALID, bad.error, 0, 0, 0.0)
+                    for bad in loaded.invalid
+                ]
+            )
+            for bad in loaded.invalid:
+                self.reporter.warn(bad.error)
+        for task in loaded.tasks:
+            task.workflow_cls  # noqa: B018  (resolve names now: an unknown workflow fails before any work)
+            task.reward_fn_cls  # noqa: B018
+        return loaded.tasks
+
+    async def _run_tasks(
+        self, tasks: list[Task], taskset: str, description: str
+    ) -> list[TaskResult]:
+        requests = make_requests(
+            tasks,
+            taskset=taskset,
+            timeout=self.cfg.max_timeout,
+            max_retries=self.cfg.max_retry_times,
+        )
+        self.reporter.start(description, len(requests))
+
+        def on_result(result: TaskResult) -> None:
+            if not result.ok:
+                self.reporter.warn((result.error or result.status).splitlines()[0])
+            self.reporter.task_done(result)
+
+        results = await self.scheduler.run(requests, on_result)
+        records = [
+            TaskRecord(
+                r.taskset,
+                r.batch_id,
+                r.task_id,
+                r.status,
+                r.error,
+                r.attempts,
+                len(r.experiences),
+                r.elapsed,
+            )
+            for r in results
+        ]
+        await asyncio.to_thread(self.storage.write_task_results, records)
+        return results
+
+    async def explore(self) -> ExploreSummary:
+        """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
+        taskset = self.buffer_cfg.explorer_input.taskset
+        if taskset is None:
+            raise ValueError("buffer.explorer_input.taskset is not set")
+        tasks = self._load(taskset)
+        summary = ExploreSummary()
+        start = time.monotonic()
+        batch_size = self.buffer_cfg.batch_size
+        all_results: list[TaskResult] = []
+        for epoch in range(self.buffer_cfg.total_epochs):
+            for offset in range(0, len(tasks), batch_size):
+                if self.buffer_cfg.total_steps and summary.steps >= self.buffer_cfg.total_steps:
+                    break
+                summary.steps += 1
+                batch = tasks[offset : offset + batch_size]
+                for task in batch:
+                    task.batch_id = summary.steps
+                step_start = time.monotonic()
+                results = await self._run_tasks(
+                    batch, taskset.name, f"step {summary.steps} (epoch {epoch + 1})"
+                )
+                exps = [e for r in results for e in r.experiences]
+                written = await asyncio.to_thread(self.storage.write, exps)
+                summary.experiences += written
+                summary.tasks += len(batch)
+                for r in results:
+                    summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
+                all_results.extend(results)
+                metrics = {"step": summary.steps, **step_metrics(results, "explore/")}
+                metrics["explore/step_time"] = time.monotonic() - step_start
+                metrics["explore/model_version"] = self.engine.model_version
+                self.reporter.step_done(metrics)
+        self.reporter.finish()
+        summary.elapsed = time.monotonic() - start
+        summary.metrics = step_metrics(all_results, "explore/")
+        return summary
+
+    async def evaluate(self, step: int = 0) -> dict[str, float]:
+        """Run every eval taskset ``repeat_times`` per task; report mean@n, std@n, best@k, worst@k."""
+        metrics: dict[str, float] = {}
+        for taskset in self.buffer_cfg.explorer_input.eval_tasksets:
+            cfg = taskset.model_copy(update={"is_eval": True})
+            tasks = self._load(cfg)
+            for task in tasks:
+                task.batch_id = f"eval{step}"
+            results = await self._run_tasks(tasks, cfg.name, f"eval {cfg.name}")
+            per_task: dict[str, list[float]] = {}
+            for r in results:
+                per_task.setdefault(r.task_id, []).extend(score_of(e) for e in r.experiences)
+            prefix = f"eval/{cfg.name}/"
+            metrics.update(step_metrics(results, prefix))
+            metrics.update(eval_metrics(per_task, prefix))
+            self.reporter.step_done(
+                {"step": step, **{k: v for k, v in metrics.items() if k.startswith(prefix)}}
+            )
+        self.reporter.finish()
+        return metrics
+
+    def close(self) -> None:
+        self.scheduler.close()
+        self.engine.close()
+        self.storage.close()

@@ -1,0 +1,17 @@
+"""The ``explorer`` config section: concurrency, timeouts, retries."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ExplorerConfig(_Strict):
+    runner_concurrency: int = Field(16, ge=1, description="workflows running at once")
+    max_timeout: float = Field(600.0, gt=0, description="seconds per task attempt")
+    max_retry_times: int = Field(1, ge=0)
+    default_workflow_type: str | None = None
+    default_reward_fn_type: str | None = None

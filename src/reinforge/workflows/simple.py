@@ -1,0 +1,107 @@
+"""Single-turn workflows: one prompt, ``n`` sampled replies, one reward function."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from reinforge.core import Experience, Task
+from reinforge.workflows.workflow import WORKFLOWS, Workflow
+
+
+class BaseSimpleWorkflow(Workflow):
+    """Reads the prompt and the reference answer through ``format_args`` and scores replies.
+
+    The reward function gets ``response``, ``truth``, ``prompt`` and the raw row as
+    ``raw_task``; the scalar reward is the sum of the components it returns, and
+    every component is recorded in ``Experience.metrics``.
+    """
+
+    can_reset = True
+    can_repeat = True
+    default_reward_fn: str | None = None
+    default_system_prompt: str | None = None
+
+    def __init__(
+        self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None
+    ) -> None:
+        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
+        self.reset(task)
+
+    def reset(self, task: Task) -> None:
+        self.task = task
+        self.format_args = task.format_args
+        self.rollout_args = copy.copy(task.rollout_args)
+        self.workflow_args = task.workflow_args
+        self.raw_task = task.raw_task or {}
+        self.system_prompt = self.format_args.system_prompt or self.default_system_prompt
+        if self.format_args.system_prompt_key and self.raw_task.get(
+            self.format_args.system_prompt_key
+        ):
+            self.system_prompt = self.raw_task[self.format_args.system_prompt_key]
+        self.reply_prefix = self.format_args.reply_prefix
+        self.task_desc = task.task_desc
+        self.truth = task.truth
+        if self.task_desc is None:
+            raise ValueError(
+                f"task {task.task_id!r}: row has no prompt key '{self.format_args.prompt_key}' "
+                f"(keys: {sorted(self.raw_task)})"
+            )
+        reward_cls = task.reward_fn_cls
+        if reward_cls is None and self.default_reward_fn:
+            from reinforge.rewards import REWARD_FUNCTIONS
+
+            reward_cls = REWARD_FUNCTIONS.get(self.default_reward_fn)
+        if reward_cls is None:
+            raise ValueError(
+                f"{type(self).__name__} needs a reward function: set default_reward_fn_type "
+                "in the taskset config"
+            )
+        self.reward_fn = reward_cls(**task.reward_fn_args)
+        self.repeat_times = task.repeat_times or self.rollout_args.n
+        self.run_id_base = 0
+
+    def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
+        super().set_repeat_times(repeat_times, run_id_base)
+        self.rollout_args.n = repeat_times
+
+    def format_messages(self) -> list[dict[str, str]]:
+        messages = []
+        if self.system_prompt:
+            messages.append({"role": "system", "content": self.system_prompt})
+        messages.append({"role": "user", "content": self.task_desc})
+        if self.reply_prefix:
+            messages.append({"role": "assistant", "content": self.reply_prefix})
+        return messages
+
+    def chat_kwargs(self) -> dict[str, Any]:
+        return self.model.rollout_kwargs(self.rollout_args)
+
+    def score(self, responses: list[Experience]) -> list[Experience]:
+        for i, exp in enumerate(responses):
+            components = self.reward_fn(
+                response=exp.response_text or "",
+                truth=self.truth,
+                prompt=self.task_desc,
+                raw_task=self.raw_task,
+            )
+            exp.reward = float(sum(components.values()))
+            exp.metrics.update({k: float(v) for k, v in components.items()})
+            exp.eid.run = self.run_id_base + i
+        return responses
+
+
+@WORKFLOWS.register_module("simple_workflow")
+class SimpleWorkflow(BaseSimpleWorkflow):
+    """Chat once with the task's prompt; score each of the ``n`` replies."""
+
+    def run(self) -> list[Experience]:
+        return self.score(self.model.chat(self.format_messages(), **self.chat_kwargs()))
+
+
+@WORKFLOWS.register_module("async_simple_workflow")
+class AsyncSimpleWorkflow(BaseSimpleWorkflow):
+    is_async = True
+
+    async def run_async(self) -> list[Experience]:
+        return self.score(await self.model.chat_async(self.format_messages(), **self.chat_kwargs()))

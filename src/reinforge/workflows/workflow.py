@@ -1,0 +1,92 @@
+"""The Workflow base class and the WORKFLOWS registry.
+
+A workflow runs the policy on one Task and returns Experiences with rewards. The
+explorer constructs it with ``task``, ``model`` (a ModelWrapper) and
+``auxiliary_models`` (OpenAI clients of models that are not trained) and calls
+``run()`` in a worker thread, or awaits ``run_async()`` when ``is_async`` is set.
+
+Class flags the explorer reads:
+
+* ``can_reset``: the instance may be reused for the next task via ``reset(task)``
+  instead of being constructed again (for workflows with costly setup).
+* ``can_repeat``: the workflow produces all ``repeat_times`` rollouts of its task in
+  one call (after ``set_repeat_times``), typically by sampling ``n`` replies at
+  once; otherwise the explorer runs it ``repeat_times`` times.
+* ``is_async``: ``run_async`` is implemented instead of ``run``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from reinforge.core import Experience, Registry, Task
+from reinforge.core.task import set_resolver
+
+WORKFLOWS = Registry("workflow")
+set_resolver("workflow", WORKFLOWS.get)
+
+
+class Workflow:
+    """Base class of all workflows."""
+
+    can_reset: bool = False
+    can_repeat: bool = False
+    is_async: bool = False
+
+    def __init__(
+        self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None
+    ) -> None:
+        self.task = task
+        self.model = model
+        self.auxiliary_models = auxiliary_models or []
+        self.repeat_times = task.repeat_times or 1
+        self.run_id_base = 0
+
+    @property
+    def resettable(self) -> bool:
+        warnings.warn(
+            "Workflow.resettable is deprecated; use the can_reset class flag",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.can_reset
+
+    @property
+    def repeatable(self) -> bool:
+        warnings.warn(
+            "Workflow.repeatable is deprecated; use the can_repeat class flag",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.can_repeat
+
+    @property
+    def asynchronous(self) -> bool:
+        warnings.warn(
+            "Workflow.asynchronous is deprecated; use the is_async class flag",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.is_async
+
+    def reset(self, task: Task) -> None:
+        """Prepare this instance for another task (only called when ``can_reset``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} sets can_reset but does not implement reset()"
+        )
+
+    def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
+        """Ask for ``repeat_times`` rollouts in one call, numbered from ``run_id_base``."""
+        self.repeat_times = repeat_times
+        self.run_id_base = run_id_base
+
+    def run(self) -> list[Experience]:
+        """Run the task and return its experiences (sync workflows)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither run() nor run_async()")
+
+    async def run_async(self) -> list[Experience]:
+        """Run the task and return its experiences (async workflows)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} sets is_async but does not implement run_async()"
+        )
