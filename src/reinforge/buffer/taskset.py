@@ -155,7 +155,8 @@ def load_taskset(
     reward_fn = config.default_reward_fn_type or default_reward_fn
     if workflow is None:
         raise TasksetError(f"taskset '{config.name}': no workflow; set default_workflow_type")
-    required = [fmt.prompt_key] + ([fmt.response_key] if reward_fn or config.is_eval else [])
+    # the answer key is required unless the taskset declares it has none (response_key: null)
+    required = [k for k in (fmt.prompt_key, fmt.response_key) if k]
     order = list(range(len(rows)))
     if config.shuffle:
         random.Random(config.seed).shuffle(order)

@@ -17,7 +17,7 @@ class FormatSection(_Strict):
     """Which row keys hold the prompt and the reference answer, plus prompt dressing."""
 
     prompt_key: str = "prompt"
-    response_key: str = "response"
+    response_key: str | None = "response"
     messages_key: str = "messages"
     system_prompt: str | None = None
     system_prompt_key: str | None = None

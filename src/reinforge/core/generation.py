@@ -11,7 +11,7 @@ class FormatConfig:
     """How the fields of a raw taskset row map onto a prompt and a reference answer."""
 
     prompt_key: str = "prompt"
-    response_key: str = "response"
+    response_key: str | None = "response"
     messages_key: str = "messages"
     system_prompt: str | None = None
     system_prompt_key: str | None = None

@@ -79,7 +79,7 @@ class Task:
 
     @property
     def truth(self) -> str | None:
-        if not self.raw_task:
+        if not self.raw_task or not self.format_args.response_key:
             return None
         value = self.raw_task.get(self.format_args.response_key)
         return None if value is None else str(value)

@@ -9,7 +9,9 @@ from many workflows together.
 
 from __future__ import annotations
 
+import array
 import asyncio
+import copy
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -24,6 +26,26 @@ from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
 _SAMPLING_KEYS = {f.name for f in fields(SamplingParams)}
 _IGNORED_KEYS = {"logprobs"}  # log-probabilities are always returned
+_ATOMIC = (str, int, float, bool, type(None))
+_CONFIG_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _long_tensor(ids: list[int]) -> torch.Tensor:
+    """int64 tensor of a list of ids; several times cheaper than ``torch.tensor(list)``."""
+    return (
+        torch.frombuffer(array.array("q", ids), dtype=torch.long)
+        if ids
+        else torch.empty(0, dtype=torch.long)
+    )
+
+
+def _float_tensor(values: list[float]) -> torch.Tensor:
+    """float32 tensor of a list of floats (same rounding as ``torch.tensor``, less overhead)."""
+    return (
+        torch.frombuffer(array.array("f", values), dtype=torch.float32)
+        if values
+        else torch.empty(0, dtype=torch.float32)
+    )
 
 
 def validate_messages(messages: Any) -> list[dict[str, Any]]:
@@ -99,7 +121,21 @@ class ModelWrapper:
     @staticmethod
     def rollout_kwargs(config: GenerationConfig) -> dict[str, Any]:
         """Keyword arguments for ``chat``/``generate`` from a task's rollout_args."""
-        return {k: v for k, v in config.to_dict().items() if v is not None and k != "logprobs"}
+        cls = type(config)
+        if cls.to_dict is not GenerationConfig.to_dict:
+            items = config.to_dict().items()
+        else:
+            # What ``to_dict`` (dataclasses.asdict) gives, without its recursive deep
+            # copy of every scalar: containers are still copied, nothing is shared.
+            names = _CONFIG_FIELDS.get(cls)
+            if names is None:
+                names = _CONFIG_FIELDS[cls] = tuple(f.name for f in fields(cls))
+            items = ((name, getattr(config, name)) for name in names)
+        return {
+            k: v if isinstance(v, _ATOMIC) else copy.deepcopy(v)
+            for k, v in items
+            if v is not None and k != "logprobs"
+        }
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict] | None = None
@@ -127,9 +163,9 @@ class ModelWrapper:
                 if cut != -1:
                     text = text[:cut]
             exp = Experience(
-                tokens=torch.tensor(prompt_ids + comp.token_ids, dtype=torch.long),
+                tokens=_long_tensor(prompt_ids + comp.token_ids),
                 prompt_length=len(prompt_ids),
-                logprobs=torch.tensor(comp.logprobs, dtype=torch.float32),
+                logprobs=_float_tensor(comp.logprobs),
                 prompt_text=prompt_text,
                 response_text=text,
                 messages=None

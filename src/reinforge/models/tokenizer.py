@@ -7,6 +7,7 @@ template, used by the mock engine so tests and benchmarks run in microseconds.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 
@@ -84,24 +85,29 @@ class ByteTokenizer:
         return "".join(parts)
 
     def encode(self, text: str) -> list[int]:
+        # Split on the special tokens once (a regex scan in C), then map each byte of the
+        # plain pieces through a lookup table instead of a per-byte generator.
+        if "<|" not in text:
+            return list(map(_BYTE_TO_ID.__getitem__, text.encode()))
         ids: list[int] = []
-        i = 0
-        while i < len(text):
-            for tok, tid in self._SPECIAL.items():
-                if text.startswith(tok, i):
-                    ids.append(tid)
-                    i += len(tok)
-                    break
-            else:
-                nxt = min(
-                    (p for p in (text.find(t, i) for t in self._SPECIAL) if p != -1),
-                    default=len(text),
-                )
-                ids.extend(b + self._OFFSET for b in text[i:nxt].encode())
-                i = nxt
+        for i, piece in enumerate(_SPECIAL_SPLIT.split(text)):
+            if i % 2:
+                ids.append(self._SPECIAL[piece])
+            elif piece:
+                ids.extend(map(_BYTE_TO_ID.__getitem__, piece.encode()))
         return ids
 
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        table = _ID_TO_BYTES_SKIP if skip_special_tokens else _ID_TO_BYTES_KEEP
+        try:
+            data = b"".join(map(table.__getitem__, ids))
+        except (KeyError, TypeError):
+            # ids outside the vocabulary, or non-int ids (tensors): the general path,
+            # which raises for ids past the byte range just as before.
+            return self._decode_slow(ids, skip_special_tokens)
+        return data.decode("utf-8", errors="replace")
+
+    def _decode_slow(self, ids: list[int], skip_special_tokens: bool) -> str:
         out = bytearray()
         names = {v: k for k, v in self._SPECIAL.items()}
         for tid in ids:
@@ -110,3 +116,18 @@ class ByteTokenizer:
             elif not skip_special_tokens and tid in names:
                 out.extend(names[tid].encode())
         return out.decode("utf-8", errors="replace")
+
+
+# Lookup tables of ByteTokenizer (ids are bytes + 3; 0 is padding, 1/2 the specials).
+_BYTE_TO_ID: tuple[int, ...] = tuple(range(ByteTokenizer._OFFSET, ByteTokenizer._OFFSET + 256))
+_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(t) for t in ByteTokenizer._SPECIAL) + ")")
+_ID_TO_BYTES_SKIP: dict[int, bytes] = {
+    ByteTokenizer.PAD: b"",
+    ByteTokenizer.IM_START: b"",
+    ByteTokenizer.IM_END: b"",
+    **{b + ByteTokenizer._OFFSET: bytes([b]) for b in range(256)},
+}
+_ID_TO_BYTES_KEEP: dict[int, bytes] = {
+    **_ID_TO_BYTES_SKIP,
+    **{tid: tok.encode() for tok, tid in ByteTokenizer._SPECIAL.items()},
+}

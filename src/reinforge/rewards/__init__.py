@@ -1,5 +1,33 @@
-"""Reward functions and their registry."""
+"""Reward functions and their registry.
 
+Importing this package registers the built-ins: ``accuracy_reward``,
+``format_reward``, ``math_reward``, ``math_boxed_reward``, ``countdown_reward``
+and ``reasoning_gym_reward``.
+"""
+
+from reinforge.rewards.accuracy_reward import AccuracyReward
+from reinforge.rewards.call_outcome import CallOutcome
+from reinforge.rewards.countdown_reward import CountdownReward
+from reinforge.rewards.extract import extract_answer, last_boxed, last_tagged
+from reinforge.rewards.format_reward import FormatReward
+from reinforge.rewards.math_boxed_reward import MathBoxedReward
+from reinforge.rewards.math_reward import MathReward
+from reinforge.rewards.reasoning_gym_reward import ReasoningGymReward
 from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn
+from reinforge.rewards.timeout import call_with_timeout
 
-__all__ = ["REWARD_FUNCTIONS", "RewardFn"]
+__all__ = [
+    "REWARD_FUNCTIONS",
+    "AccuracyReward",
+    "CallOutcome",
+    "CountdownReward",
+    "FormatReward",
+    "MathBoxedReward",
+    "MathReward",
+    "ReasoningGymReward",
+    "RewardFn",
+    "call_with_timeout",
+    "extract_answer",
+    "last_boxed",
+    "last_tagged",
+]

@@ -92,6 +92,9 @@ def serve(conn: Connection) -> None:
             request = conn.recv()
         except (EOFError, OSError):
             return
+        except Exception:  # a whole message arrived but its arguments would not unpickle here
+            conn.send(("error", traceback.format_exc()))
+            continue
         kind, target = request[0], request[1]
         try:
             if target not in functions:

@@ -1,0 +1,159 @@
+"""The ``reinforge`` command, run as a user would (a real subprocess)."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REINFORGE = [sys.executable, "-m", "reinforge.cli.main"]
+
+
+def run(args, cwd, env_extra=None, check=False):
+    env = {**os.environ, "PYTHONPATH": str(cwd), **(env_extra or {})}
+    proc = subprocess.run([*REINFORGE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stdout + proc.stderr)
+    return proc
+
+
+def write_tasks(path: Path, n: int) -> None:
+    with open(path, "w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"question": f"What is {i} + 2?", "answer": str(i + 2)}) + "\n")
+
+
+CONFIG = """
+project: cli
+name: t
+run_dir: run
+model:
+  engine: mock
+  mock: {{policy: arithmetic, error_rate: 0.25}}
+buffer:
+  batch_size: 4
+  explorer_input:
+    taskset:
+      path: tasks.jsonl
+      format: {{prompt_key: question, response_key: answer}}
+      repeat_times: 2
+      default_workflow_type: {workflow}
+      default_reward_fn_type: plugin.Exact
+    eval_tasksets:
+      - name: ev
+        path: tasks.jsonl
+        format: {{prompt_key: question, response_key: answer}}
+        repeat_times: 4
+        default_workflow_type: simple_workflow
+        default_reward_fn_type: plugin.Exact
+explorer:
+  runner_concurrency: 2
+"""
+
+PLUGIN = '''
+import os
+from reinforge import RewardFn, Workflow, WORKFLOWS
+
+class Exact(RewardFn):
+    def __call__(self, response, truth=None, prompt=None, **kwargs):
+        return {"accuracy": float("{" + str(truth) + "}" in response)}
+
+@WORKFLOWS.register_module("dies_at_step_3")
+class DiesAtStep3(Workflow):
+    """Kills the whole process (like SIGKILL) while step 3 runs."""
+    can_repeat = True
+    def run(self):
+        if self.task.batch_id == 3:
+            os._exit(9)
+        exps = self.model.chat([{"role": "user", "content": self.task.raw_task["question"]}], n=self.repeat_times)
+        return exps
+'''
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tasks(tmp_path / "tasks.jsonl", 12)
+    (tmp_path / "plugin.py").write_text(PLUGIN)
+    return tmp_path
+
+
+def test_help_lists_commands(tmp_path):
+    out = run(["--help"], tmp_path, check=True).stdout
+    for command in ("explore", "eval", "export-buffer"):
+        assert command in out
+
+
+def test_explore_prints_summary_and_accuracy_and_writes_files(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    proc = run(["explore", "-c", "cfg.yaml"], project, check=True)
+    assert "accuracy:" in proc.stdout
+    assert "experiences stored" in proc.stdout
+    db = project / "run" / "buffer.db"
+    assert sqlite3.connect(db).execute("select count(*) from experiences").fetchone()[0] == 24
+    metrics = [json.loads(line) for line in (project / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics] == [1, 2, 3]
+    out = run(["export-buffer", str(db), "exp.jsonl"], project, check=True)
+    assert "wrote 24 experiences" in out.stdout
+    first = json.loads((project / "exp.jsonl").read_text().splitlines()[0])
+    assert first["prompt_length"] < len(first["tokens"]) and first["reward"] in (0.0, 1.0)
+
+
+def test_eval_prints_mean_at_n(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    proc = run(["eval", "-c", "cfg.yaml"], project, check=True)
+    assert "eval/ev/mean@4:" in proc.stdout
+
+
+def test_bad_config_exits_2_with_key_path(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow").replace("batch_size: 4", "batch_size: four"))
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 2
+    assert "cfg.yaml: buffer.batch_size: Input should be a valid integer" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_workflow_exits_2_listing_known(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="mth_workflow"))
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 2
+    assert "unknown workflow 'mth_workflow'" in proc.stderr and "math_workflow" in proc.stderr
+
+
+def test_missing_model_names_the_fix(project):
+    (project / "cfg.yaml").write_text(
+        CONFIG.format(workflow="simple_workflow").replace("engine: mock", "engine: hf\n  model_path: /no/such/model-dir")
+    )
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 2
+    assert "model '/no/such/model-dir' is not a local directory" in proc.stderr
+
+
+def test_set_override(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    run(["explore", "-c", "cfg.yaml", "--set", "buffer.total_steps=1", "--run-dir", "other"], project, check=True)
+    db = project / "other" / "buffer.db"
+    assert sqlite3.connect(db).execute("select count(*) from experiences").fetchone()[0] == 8
+
+
+def test_killed_process_keeps_finished_steps(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="plugin.DiesAtStep3"))
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 9
+    db = sqlite3.connect(project / "run" / "buffer.db")
+    batches = sorted(int(b) for (b,) in db.execute("select distinct batch from experiences"))
+    assert batches == [1, 2]
+    assert db.execute("select count(*) from experiences").fetchone()[0] == 2 * 4 * 2
+    statuses = db.execute("select status, count(*) from task_results group by status").fetchall()
+    assert statuses == [("ok", 8)]
+
+
+def test_example_mock_config_runs(tmp_path):
+    cfg = REPO / "examples" / "arithmetic" / "explore_mock.yaml"
+    proc = run(["explore", "-c", str(cfg), "--run-dir", str(tmp_path / "r")], tmp_path, check=True)
+    assert "accuracy:" in proc.stdout
+    acc = float(proc.stdout.split("accuracy:")[1].split()[0])
+    assert 0.6 < acc < 0.9  # error_rate 0.25 in the example
