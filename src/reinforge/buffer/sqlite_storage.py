@@ -52,6 +52,22 @@ experiences_table = Table(
     Column("data", LargeBinary, nullable=False),
 )
 
+_EXPERIENCE_COLUMNS = (
+    "uid",
+    "batch",
+    "task",
+    "run",
+    "step",
+    "reward",
+    "model_version",
+    "created",
+    "data",
+)
+_INSERT_EXPERIENCE = (
+    f"INSERT INTO experiences ({', '.join(_EXPERIENCE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_EXPERIENCE_COLUMNS))})"
+)
+
 task_results_table = Table(
     "task_results",
     metadata,
@@ -98,22 +114,28 @@ class SQLiteExperienceStorage:
         if not experiences:
             return 0
         now = time.time()
-        rows = [
-            {
-                "uid": exp.eid.uid,
-                "batch": str(exp.eid.batch),
-                "task": str(exp.eid.task),
-                "run": exp.eid.run,
-                "step": exp.eid.step,
-                "reward": exp.reward,
-                "model_version": int(exp.info.get("model_version", 0)),
-                "created": now,
-                "data": exp.to_bytes(),
-            }
-            for exp in experiences
-        ]
+        rows = []
+        for exp in experiences:
+            eid = exp.eid
+            reward = exp.reward
+            rows.append(
+                (
+                    eid.uid,
+                    str(eid.batch),
+                    str(eid.task),
+                    int(eid.run),
+                    int(eid.step),
+                    None if reward is None else float(reward),  # numpy/torch scalars too
+                    int(exp.info.get("model_version", 0)),
+                    now,
+                    exp.to_bytes(),
+                )
+            )
+        # Plain DB-API executemany inside the SQLAlchemy transaction: the same single
+        # commit, without SQLAlchemy's per-row parameter processing (a third of the
+        # cost of a write of small experiences).
         with self._lock, self.engine.begin() as conn:
-            conn.execute(insert(experiences_table), rows)
+            conn.exec_driver_sql(_INSERT_EXPERIENCE, rows)
         return len(rows)
 
     def write_task_results(self, records: list[TaskRecord]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,8 +10,10 @@ from typing import Any
 from reinforge.core.generation import FormatConfig, GenerationConfig
 
 # Set by ``reinforge.workflows`` / ``reinforge.rewards`` on import, so that a Task
-# carrying a *name* can be resolved without ``core`` importing higher layers.
+# carrying a *name* can be resolved without ``core`` depending on higher layers;
+# the package is imported on demand when nobody has imported it yet.
 _resolvers: dict[str, Callable[[str], Any]] = {}
+_resolver_packages = {"workflow": "reinforge.workflows", "reward_fn": "reinforge.rewards"}
 
 
 def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
@@ -22,7 +25,7 @@ def _resolve(kind: str, value: Any) -> Any:
     if value is None or not isinstance(value, str):
         return value
     if kind not in _resolvers:
-        raise RuntimeError(f"no {kind} resolver installed; import reinforge.workflows first")
+        importlib.import_module(_resolver_packages[kind])
     return _resolvers[kind](value)
 
 

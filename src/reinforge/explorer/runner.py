@@ -13,6 +13,15 @@ from reinforge.explorer.messages import FAILED, OK, TIMEOUT, TaskRequest, TaskRe
 from reinforge.models import InferenceEngine, ModelWrapper
 
 
+class _Expired(TimeoutError):
+    """The per-task timeout fired while the workflow was still running on the thread."""
+
+
+def _expire(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_exception(_Expired())
+
+
 class WorkflowRunner:
     """Owns one ModelWrapper (its own history) over a shared engine, and one worker thread."""
 
@@ -69,14 +78,20 @@ class WorkflowRunner:
             if workflow.can_repeat:
                 workflow.set_repeat_times(request.repeat_times, request.run_id_base)
             return await asyncio.wait_for(workflow.run_async(), request.timeout)
-        fut = self._thread().submit(
-            lambda: self._run_sync(task, request.repeat_times, request.run_id_base)
+        # One hop to this runner's daemon thread and one back; the timeout is a plain
+        # loop timer that fails the future (cheaper than asyncio.wait_for's wrapper).
+        loop = asyncio.get_running_loop()
+        fut = self._thread().submit_to_loop(
+            lambda: self._run_sync(task, request.repeat_times, request.run_id_base), loop
         )
+        timer = loop.call_later(request.timeout, _expire, fut)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(fut), request.timeout)
-        except TimeoutError:
+            return await fut
+        except _Expired:
             self._abandon_thread()
             raise
+        finally:
+            timer.cancel()
 
     async def run(self, request: TaskRequest) -> TaskResult:
         """Run one request; never raises: failures come back as a status and a message."""
@@ -127,13 +142,17 @@ class WorkflowRunner:
                 f"workflow {task.workflow_cls.__name__} returned {type(exps).__name__}; expected list[Experience]"
             )
         version = self.model.model_version
+        number_runs = not task.workflow_cls.can_repeat
+        batch_id, task_id, taskset = task.batch_id, task.task_id, request.taskset
         for exp in exps:
-            exp.eid.batch = task.batch_id
-            exp.eid.task = task.task_id
-            if not task.workflow_cls.can_repeat and exp.eid.run == 0:
-                exp.eid.run = request.run_id_base
-            exp.info.setdefault("model_version", version)
-            exp.info.setdefault("taskset", request.taskset)
+            eid = exp.eid
+            eid.batch = batch_id
+            eid.task = task_id
+            if number_runs and eid.run == 0:
+                eid.run = request.run_id_base
+            info = exp.info
+            info.setdefault("model_version", version)
+            info.setdefault("taskset", taskset)
         return exps
 
     def close(self) -> None:

@@ -39,14 +39,13 @@ class Scheduler:
         self, requests: list[TaskRequest], on_result: Callable[[TaskResult], None] | None = None
     ) -> list[TaskResult]:
         """Run all requests; results come back in request order."""
-        queue: asyncio.Queue[tuple[int, TaskRequest]] = asyncio.Queue()
-        for item in enumerate(requests):
-            queue.put_nowait(item)
+        # One iterator shared by the runner loops: ``next`` is synchronous, so each
+        # request goes to exactly one runner without a queue's bookkeeping.
+        pending = iter(enumerate(requests))
         results: list[TaskResult | None] = [None] * len(requests)
 
         async def worker(runner: WorkflowRunner) -> None:
-            while not queue.empty():
-                index, request = queue.get_nowait()
+            for index, request in pending:
                 result = await runner.run(request)
                 results[index] = result
                 if on_result is not None:

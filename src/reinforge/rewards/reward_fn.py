@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from reinforge.core import Registry
+from reinforge.core.registry import Registry
 from reinforge.core.task import set_resolver
 
 REWARD_FUNCTIONS = Registry("reward function")

@@ -6,12 +6,9 @@ function named ``"module:qualname"``, ``("call", target, args, kwargs,
 hard_limit)`` runs it. Every reply is ``("ok", value)`` or ``("error", text)``;
 the parent enforces the timeout by killing the process.
 
-This module imports only the standard library, and :func:`main` starts with
-light stand-ins for the ``reinforge`` packages, so a worker can import a leaf
-module like ``reinforge.rewards.math_check`` without running the package
-``__init__`` files, which import torch (seconds of start-up and hundreds of MB
-per worker). A stand-in runs the real ``__init__`` the first time one of its
-attributes is asked for, so ``from reinforge.rewards import X`` still works.
+This module imports only the standard library. The ``reinforge`` and
+``reinforge.core`` package ``__init__`` files import their names lazily, so a
+worker that imports ``reinforge.rewards`` does not load torch.
 
 Should the parent die, an idle worker reads end-of-file and exits; a busy one is
 ended by ``SIGALRM`` (default action: terminate, even while the GIL is held)
@@ -21,12 +18,9 @@ armed for ``hard_limit`` seconds around each call.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import signal
-import sys
 import traceback
-import types
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -43,32 +37,6 @@ def resolve_target(target: str) -> Callable[..., Any]:
     if not callable(obj):
         raise TypeError(f"{target} is not callable")
     return obj
-
-
-def install_package_stand_in(name: str, package_dir: str) -> None:
-    """Register a stand-in for package ``name`` whose ``__init__`` runs only on demand."""
-    if name in sys.modules:
-        return
-    init_file = os.path.join(package_dir, "__init__.py")
-    stand_in = types.ModuleType(name)
-    stand_in.__path__ = [package_dir]
-    stand_in.__file__ = init_file
-    state = {"loaded": False}
-
-    def load_real_init(attr: str) -> Any:
-        if state["loaded"] or attr.startswith("__") or not os.path.exists(init_file):
-            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
-        state["loaded"] = True
-        with open(init_file, encoding="utf-8") as handle:
-            code = compile(handle.read(), init_file, "exec")
-        exec(code, stand_in.__dict__)
-        return getattr(stand_in, attr)
-
-    stand_in.__getattr__ = load_real_init  # type: ignore[method-assign]
-    sys.modules[name] = stand_in
-    parent, _, child = name.rpartition(".")
-    if parent in sys.modules:
-        setattr(sys.modules[parent], child, stand_in)
 
 
 def _run_call(function: Callable[..., Any], args: tuple, kwargs: dict, hard_limit: float) -> tuple:
@@ -114,8 +82,5 @@ def serve(conn: Connection) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Entry point: ``argv`` is ``[sys_path_json, package_dirs_json, socket_fd]``."""
-    sys.path[:] = json.loads(argv[0])
-    for name, package_dir in json.loads(argv[1]):
-        install_package_stand_in(name, package_dir)
-    serve(Connection(int(argv[2])))
+    """Entry point: ``argv`` is ``[socket_fd]`` (the bootstrap has already set sys.path)."""
+    serve(Connection(int(argv[0])))

@@ -26,18 +26,13 @@ from reinforge.rewards.call_outcome import CallOutcome
 logger = logging.getLogger(__name__)
 
 _REWARDS_DIR = Path(__file__).resolve().parent
-_WORKER_FILE = _REWARDS_DIR / "timeout_worker.py"
-# Packages the worker replaces with lazy stand-ins so that their __init__ (torch) is skipped.
-_STAND_IN_PACKAGES = [
-    ("reinforge", str(_REWARDS_DIR.parent)),
-    ("reinforge.rewards", str(_REWARDS_DIR)),
-]
+# The worker imports reinforge.rewards only: the package __init__ files import
+# their heavy names (torch) lazily, so a worker starts in about a second.
 _BOOTSTRAP = (
-    "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location('_reinforge_timeout_worker', sys.argv[1])\n"
-    "module = importlib.util.module_from_spec(spec)\n"
-    "spec.loader.exec_module(module)\n"
-    "module.main(sys.argv[2:])\n"
+    "import json, sys\n"
+    "sys.path[:] = json.loads(sys.argv[1])\n"
+    "from reinforge.rewards.timeout_worker import main\n"
+    "main(sys.argv[2:])\n"
 )
 
 STARTUP_TIMEOUT_S = 60.0
@@ -51,9 +46,7 @@ def _start_worker(socket_fd: int) -> subprocess.Popen[bytes]:
             sys.executable,
             "-c",
             _BOOTSTRAP,
-            str(_WORKER_FILE),
             json.dumps([str(entry) for entry in sys.path]),
-            json.dumps(_STAND_IN_PACKAGES),
             str(socket_fd),
         ],
         pass_fds=(socket_fd,),
