@@ -1,0 +1,17 @@
+"""Advantage estimators; importing this package registers them in ``ADVANTAGE_FNS``."""
+
+from reinforge.algorithms.advantage.grpo import grpo_advantage
+from reinforge.algorithms.advantage.opmd import opmd_advantage
+from reinforge.algorithms.advantage.reinforce import reinforce_advantage
+from reinforge.algorithms.advantage.reinforce_plus_plus import reinforce_plus_plus_advantage
+from reinforge.algorithms.advantage.rloo import rloo_advantage
+from reinforge.algorithms.advantage.step_wise_grpo import step_wise_grpo_advantage
+
+__all__ = [
+    "grpo_advantage",
+    "opmd_advantage",
+    "reinforce_advantage",
+    "reinforce_plus_plus_advantage",
+    "rloo_advantage",
+    "step_wise_grpo_advantage",
+]
