@@ -1,0 +1,1 @@
+"""Training: the policy model, one optimiser step per batch, weight sync and checkpoints."""

@@ -1,0 +1,222 @@
+"""The trainer: one optimiser step of an RL (or SFT) algorithm on a batch of experiences.
+
+Per step: drop stale experiences, compute advantages (unless an operator already
+did), split the batch into micro-batches, and for each: forward pass, token
+log-probabilities, policy loss (+ KL loss + entropy bonus), backward with the
+micro-batch's share of the batch loss. Then clip gradients and step AdamW with a
+linear warm-up. The rollout log-probabilities stored in the experiences serve as
+the old log-probabilities, so on-policy training needs no extra forward pass; a
+reference model is loaded only when the algorithm has a KL term.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from reinforge.algorithms import (
+    ADVANTAGE_FNS,
+    POLICY_LOSS_FNS,
+    AlgorithmSpec,
+    collate,
+    entropy_bonus,
+    kl_loss_term,
+    resolve_algorithm,
+)
+from reinforge.algorithms.spec import NO_ADVANTAGE
+from reinforge.core import Experience
+from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
+from reinforge.trainer.trainer_config import TrainerConfig
+
+logger = logging.getLogger(__name__)
+
+
+def token_logprobs(
+    model: Any, batch: dict[str, torch.Tensor], with_logits: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p(token j+1 | tokens ≤ j) for every column j of a collated batch."""
+    logits = (
+        model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+            use_cache=False,
+        )
+        .logits[:, :-1]
+        .float()
+    )
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, batch["input_ids"][:, 1:, None])[..., 0]
+    return logp, (logits if with_logits else None)
+
+
+class Trainer:
+    """Owns the trainable policy, the optimiser and (when needed) the frozen reference."""
+
+    def __init__(
+        self, model_path: str | Path, cfg: TrainerConfig, *, pad_token_id: int, device: str = "cpu"
+    ) -> None:
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.spec: AlgorithmSpec = resolve_algorithm(cfg.algorithm, cfg.algorithm_args)
+        self.pad_token_id = pad_token_id
+        self.device = device
+        self.model = load_policy(model_path, cfg, device)
+        self.ref_model = None
+        if self.spec.use_reference and not cfg.lora.enabled:
+            from transformers import AutoModelForCausalLM
+
+            self.ref_model = (
+                AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True)
+                .to(device)
+                .eval()
+            )
+            self.ref_model.requires_grad_(False)
+        params = trainable_parameters(self.model)
+        self.optimizer = torch.optim.AdamW(
+            params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay
+        )
+        warmup = cfg.warmup_steps
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
+        )
+        self.global_step = 0
+        self.model_version = 0
+
+    # ---- reference model -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _reference(self) -> Iterator[Any]:
+        """The frozen reference: a separate model, or the LoRA base with adapters disabled."""
+        if self.ref_model is not None:
+            yield self.ref_model
+        else:
+            with self.model.disable_adapter():
+                yield self.model
+
+    def _ref_logprobs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        with torch.no_grad(), self._reference() as ref:
+            return token_logprobs(ref, batch)[0]
+
+    # ---- one step --------------------------------------------------------------------
+
+    def filter_stale(self, exps: Sequence[Experience]) -> tuple[list[Experience], int]:
+        limit = self.cfg.max_staleness
+        if limit is None:
+            return list(exps), 0
+        fresh = [
+            e for e in exps if self.model_version - int(e.info.get("model_version", 0)) <= limit
+        ]
+        return fresh, len(exps) - len(fresh)
+
+    def _advantages(self, exps: list[Experience]) -> dict[str, float]:
+        spec = self.spec
+        if spec.advantage_fn == NO_ADVANTAGE or all(e.advantages is not None for e in exps):
+            return {}
+        args = dict(spec.advantage_args)
+        if spec.kl_in_reward:
+            ref = []
+            for mb in self._micro_batches(exps):
+                batch = collate(mb, self.pad_token_id)
+                logp = self._ref_logprobs(batch)
+                for row, exp in enumerate(mb):
+                    start = exp.prompt_length - 1
+                    ref.append(logp[row, start : start + exp.response_length].clone())
+            args.update(ref_logprobs=ref, kl_penalty=spec.kl_penalty, kl_coef=spec.kl_coef)
+        return ADVANTAGE_FNS.get(spec.advantage_fn)(exps, **args)
+
+    def _micro_batches(self, exps: list[Experience]) -> Iterator[list[Experience]]:
+        size = self.cfg.micro_batch_size
+        for i in range(0, len(exps), size):
+            yield exps[i : i + size]
+
+    def train_step(self, experiences: Sequence[Experience]) -> dict[str, float]:
+        """One optimiser step (``update_epochs`` passes) on ``experiences``; returns metrics."""
+        start = time.monotonic()
+        exps, stale = self.filter_stale(experiences)
+        metrics: dict[str, float] = {"train/stale_dropped": float(stale)}
+        exps = [e for e in exps if e.response_length > 0 and bool(e.action_mask.any())]
+        if not exps:
+            logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
+            return {**metrics, "train/skipped": 1.0}
+        metrics.update({f"train/{k}": v for k, v in self._advantages(exps).items()})
+        spec = self.spec
+        loss_fn = POLICY_LOSS_FNS.get(spec.policy_loss_fn)
+        seq_modes = spec.loss_agg_mode != "token-mean"
+        total_tokens = float(sum(int(e.action_mask.sum()) for e in exps))
+        collected: dict[str, list[float]] = {}
+        grad_norm = 0.0
+        for _ in range(self.cfg.update_epochs):
+            self.optimizer.zero_grad(set_to_none=True)
+            for mb in self._micro_batches(exps):
+                batch = collate(mb, self.pad_token_id)
+                mask = batch["loss_mask"]
+                weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
+                need_logits = spec.entropy_coef > 0
+                logp, logits = token_logprobs(self.model, batch, with_logits=need_logits)
+                old = batch.get("old_logprobs")
+                if old is None:  # no rollout log-probs: treat this pass as on-policy
+                    old = logp.detach()
+                loss, mb_metrics = loss_fn(
+                    logp,
+                    old,
+                    batch.get("advantages"),
+                    mask,
+                    loss_agg_mode=spec.loss_agg_mode,
+                    **spec.policy_loss_args,
+                )
+                if spec.kl_in_loss:
+                    kl, kl_metrics = kl_loss_term(
+                        logp,
+                        self._ref_logprobs(batch),
+                        mask,
+                        spec.kl_loss,
+                        spec.kl_loss_coef,
+                        spec.loss_agg_mode,
+                    )
+                    loss = loss + kl
+                    mb_metrics.update(kl_metrics)
+                if need_logits:
+                    ent, ent_metrics = entropy_bonus(
+                        logits, mask, spec.entropy_coef, spec.loss_agg_mode
+                    )
+                    loss = loss + ent
+                    mb_metrics.update(ent_metrics)
+                (loss * weight).backward()
+                mb_metrics["loss"] = float(loss.detach())
+                for key, value in mb_metrics.items():
+                    collected.setdefault(key, []).append(float(value))
+            params = trainable_parameters(self.model)
+            if self.cfg.max_grad_norm is not None:
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm))
+            if not math.isfinite(grad_norm):
+                logger.warning("non-finite gradient norm; optimiser step skipped")
+                self.optimizer.zero_grad(set_to_none=True)
+                metrics["train/nonfinite_grad"] = 1.0
+                continue
+            self.optimizer.step()
+        self.scheduler.step()
+        self.global_step += 1
+        self.model_version += 1
+        metrics.update({f"train/{k}": float(np.mean(v)) for k, v in collected.items()})
+        metrics.update(
+            {
+                "train/grad_norm": grad_norm,
+                "train/lr": self.scheduler.get_last_lr()[0],
+                "train/experiences": float(len(exps)),
+                "train/tokens": total_tokens,
+                "train/step_time": time.monotonic() - start,
+                "train/samples_per_min": 60.0 * len(exps) / max(time.monotonic() - start, 1e-9),
+            }
+        )
+        return metrics
+
+    def weights_for_sync(self) -> dict[str, torch.Tensor]:
+        return merged_state_dict(self.model)

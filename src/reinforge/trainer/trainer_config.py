@@ -1,0 +1,54 @@
+"""The ``trainer`` config section: algorithm, optimiser, LoRA, micro-batching, staleness."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class LoraSettings(_Strict):
+    enabled: bool = False
+    r: int = Field(16, ge=1)
+    alpha: float = Field(32.0, gt=0)
+    dropout: float = Field(0.0, ge=0, lt=1)
+    target_modules: list[str] = Field(
+        default_factory=lambda: [
+            "q_proj",
+            "k_proj",
+            "v_proj",
+            "o_proj",
+            "gate_proj",
+            "up_proj",
+            "down_proj",
+        ]
+    )
+
+
+class TrainerConfig(_Strict):
+    algorithm: str = Field(
+        "grpo", description="preset: grpo, dapo, gspo, rloo, reinforce_plus_plus, cispo, opmd, sft"
+    )
+    algorithm_args: dict[str, Any] = Field(
+        default_factory=dict, description="overrides of the preset's AlgorithmSpec fields"
+    )
+    lr: float = Field(1e-6, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_steps: int = Field(0, ge=0)
+    max_grad_norm: float | None = Field(1.0, gt=0)
+    micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward pass")
+    update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
+    lora: LoraSettings = Field(default_factory=LoraSettings)
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    gradient_checkpointing: bool = False
+    max_staleness: int | None = Field(
+        None,
+        ge=0,
+        description="drop experiences whose model_version is older than this many versions",
+    )
+    seed: int = 0
