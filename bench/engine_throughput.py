@@ -60,6 +60,8 @@ class RunResult:
     seconds: float
     useful_tokens: int
     mean_latency: float  # mean time from submission to completion of a request
+    steps: int  # decode steps (forward passes after the prefill)
+    mean_rows: float  # rows per decode step, on average
 
     @property
     def tok_per_s(self) -> float:
@@ -88,7 +90,9 @@ def useful_length(tokens: list[int], eos_ids: set[int]) -> int:
     return len(tokens)
 
 
-def run_engine(engine: HFEngine, prompts: list[list[int]], args: argparse.Namespace, seed: int) -> RunResult:
+def run_engine(
+    engine: HFEngine, prompts: list[list[int]], args: argparse.Namespace, seed: int
+) -> RunResult:
     """Submit every prompt at once (as concurrent workflows would) and wait for all."""
     eos = set(engine.tokenizer.eos_token_ids)
     done_at: list[float] = [0.0] * len(prompts)
@@ -101,6 +105,7 @@ def run_engine(engine: HFEngine, prompts: list[list[int]], args: argparse.Namesp
 
         return callback
 
+    before = dict(engine.stats)
     start = time.perf_counter()
     futures = []
     for i, ids in enumerate(prompts):
@@ -114,10 +119,21 @@ def run_engine(engine: HFEngine, prompts: list[list[int]], args: argparse.Namesp
     seconds = time.perf_counter() - start
     useful = sum(useful_length(c.token_ids, eos) for comps in results for c in comps)
     latency = statistics.mean(t - start for t in done_at)
-    return RunResult(seconds, useful, latency)
+    steps = int(engine.stats["decode_steps"] - before["decode_steps"])
+    sampled = engine.stats["generated_tokens"] - before["generated_tokens"]
+    # every sampled token but the first of each row comes from a decode step
+    mean_rows = (sampled - len(prompts) * args.n) / max(steps, 1)
+    return RunResult(seconds, useful, latency, steps, mean_rows)
 
 
-def run_generate(model: Any, pad_id: int, eos_ids: list[int], prompts: list[list[int]], args: argparse.Namespace, seed: int) -> RunResult:
+def run_generate(
+    model: Any,
+    pad_id: int,
+    eos_ids: list[int],
+    prompts: list[list[int]],
+    args: argparse.Namespace,
+    seed: int,
+) -> RunResult:
     """One left-padded ``model.generate`` call over all prompts (n return sequences each)."""
     width = max(len(p) for p in prompts)
     ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
@@ -143,7 +159,14 @@ def run_generate(model: Any, pad_id: int, eos_ids: list[int], prompts: list[list
         )
     seconds = time.perf_counter() - start
     useful = sum(useful_length(row[width:].tolist(), eos) for row in out)
-    return RunResult(seconds, useful, seconds)
+    return RunResult(seconds, useful, seconds, out.shape[1] - width - 1, float(out.shape[0]))
+
+
+def describe(r: RunResult) -> str:
+    return (
+        f"{r.tok_per_s:6.1f} tok/s ({r.useful_tokens} tok in {r.seconds:.2f} s, "
+        f"{r.steps} steps x {r.mean_rows:.1f} rows)"
+    )
 
 
 def main() -> None:
@@ -154,6 +177,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--n", type=int, default=1, help="samples per prompt (shared prefill)")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    parser.add_argument(
+        "--attn", default=None, help="attention implementation for both sides (sdpa, eager)"
+    )
     parser.add_argument("--no-warmup", action="store_true")
     args = parser.parse_args()
 
@@ -161,7 +187,14 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     path = resolve_model_path(args.model)
     model, tokenizer = load_causal_lm(path, "cpu", torch.float32)
-    engine = HFEngine(model=model, tokenizer=tokenizer, device="cpu", max_batch_size=max(64, args.requests * args.n))
+    if args.attn:
+        model.set_attn_implementation(args.attn)
+    engine = HFEngine(
+        model=model,
+        tokenizer=tokenizer,
+        device="cpu",
+        max_batch_size=max(64, args.requests * args.n),
+    )
     prompts = build_prompts(tokenizer, args.requests)
     pad_id = engine.tokenizer.pad_token_id
     eos_ids = engine.tokenizer.eos_token_ids
@@ -189,9 +222,8 @@ def main() -> None:
         eng, gen = results["engine"][-1], results["generate"][-1]
         ratios.append(eng.tok_per_s / gen.tok_per_s)
         print(
-            f"rep {rep}: engine {eng.tok_per_s:7.1f} tok/s ({eng.useful_tokens} tok, {eng.seconds:.2f} s)  "
-            f"generate {gen.tok_per_s:7.1f} tok/s ({gen.useful_tokens} tok, {gen.seconds:.2f} s)  "
-            f"ratio {ratios[-1]:.2f}x"
+            f"rep {rep}: engine {describe(eng)}  generate {describe(gen)}  ratio {ratios[-1]:.2f}x",
+            flush=True,
         )
     engine.close()
 

@@ -3,7 +3,9 @@
 Experiences are stored as compact binary blobs (``Experience.to_bytes``) next to
 the columns one filters on (ids, reward, model version). Task outcomes - including
 failures with their error messages - go to a second table, so nothing the explorer
-saw is silently dropped. WAL journaling lets a trainer read while the explorer
+saw is silently dropped. A small key/value ``state`` table holds resume points
+(the explorer's taskset cursor), written in the same transaction as the
+experiences they describe. WAL journaling lets a trainer read while the explorer
 writes; every ``write`` is one transaction, so a crash never leaves half a batch.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,6 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
-    insert,
     select,
 )
 
@@ -83,6 +84,34 @@ task_results_table = Table(
     Column("created", Float, nullable=False),
 )
 
+_TASK_RESULT_COLUMNS = (
+    "taskset",
+    "batch",
+    "task",
+    "status",
+    "error",
+    "attempts",
+    "num_experiences",
+    "elapsed",
+    "created",
+)
+_INSERT_TASK_RESULT = (
+    f"INSERT INTO task_results ({', '.join(_TASK_RESULT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_TASK_RESULT_COLUMNS))})"
+)
+
+state_table = Table(
+    "state",
+    metadata,
+    Column("key", String(128), primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+_UPSERT_STATE = (
+    "INSERT INTO state (key, value, updated) VALUES (?, ?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated"
+)
+
 
 @dataclass
 class TaskRecord:
@@ -109,9 +138,14 @@ class SQLiteExperienceStorage:
         metadata.create_all(self.engine)
         self._lock = threading.Lock()
 
-    def write(self, experiences: list[Experience]) -> int:
-        """Append experiences in one transaction; returns how many were written."""
-        if not experiences:
+    def write(self, experiences: list[Experience], state: Mapping[str, Any] | None = None) -> int:
+        """Append experiences in one transaction; returns how many were written.
+
+        ``state`` (name → JSON-serialisable value, e.g. the explorer's taskset cursor)
+        is saved in the same transaction, so what a restarted run reads back with
+        ``read_state`` always matches the experiences that were stored.
+        """
+        if not experiences and not state:
             return 0
         now = time.time()
         rows = []
@@ -131,20 +165,44 @@ class SQLiteExperienceStorage:
                     exp.to_bytes(),
                 )
             )
+        states = [(key, json.dumps(value), now) for key, value in (state or {}).items()]
         # Plain DB-API executemany inside the SQLAlchemy transaction: the same single
         # commit, without SQLAlchemy's per-row parameter processing (a third of the
         # cost of a write of small experiences).
         with self._lock, self.engine.begin() as conn:
-            conn.exec_driver_sql(_INSERT_EXPERIENCE, rows)
+            if rows:
+                conn.exec_driver_sql(_INSERT_EXPERIENCE, rows)
+            if states:
+                conn.exec_driver_sql(_UPSERT_STATE, states)
         return len(rows)
+
+    def read_state(self, key: str, default: Any = None) -> Any:
+        """The value last saved under ``key`` by ``write(..., state=...)``, else ``default``."""
+        query = select(state_table.c.value).where(state_table.c.key == key)
+        with self.engine.connect() as conn:
+            value = conn.execute(query).scalar_one_or_none()
+        return default if value is None else json.loads(value)
 
     def write_task_results(self, records: list[TaskRecord]) -> None:
         if not records:
             return
         now = time.time()
-        rows = [{**rec.__dict__, "created": now} for rec in records]
+        rows = [
+            (
+                rec.taskset,
+                rec.batch,
+                rec.task,
+                rec.status,
+                rec.error,
+                int(rec.attempts),
+                int(rec.num_experiences),
+                float(rec.elapsed),
+                now,
+            )
+            for rec in records
+        ]
         with self._lock, self.engine.begin() as conn:
-            conn.execute(insert(task_results_table), rows)
+            conn.exec_driver_sql(_INSERT_TASK_RESULT, rows)
 
     def count(self) -> int:
         with self.engine.connect() as conn:

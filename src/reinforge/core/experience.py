@@ -16,6 +16,14 @@ from reinforge.core.eid import EID
 
 TensorLike = torch.Tensor | Sequence[int] | Sequence[float] | np.ndarray
 
+_PER_TOKEN_FIELDS = ("logprobs", "action_mask", "token_level_reward", "advantages", "returns")
+_FLOAT_ARRAYS = ("logprobs", "token_level_reward", "advantages", "returns")
+
+
+def _length(t: torch.Tensor) -> int:
+    # ``len(tensor)`` goes through Tensor.__len__ in Python; shape[0] does not.
+    return t.shape[0] if t.ndim else len(t)
+
 
 def _as_tensor(value: TensorLike | None, dtype: torch.dtype) -> torch.Tensor | None:
     if value is None:
@@ -55,26 +63,32 @@ class Experience:
     truncate_status: str | None = None
 
     def __post_init__(self) -> None:
-        self.tokens = _as_tensor(self.tokens, torch.long)
-        n_resp = self.response_length
+        # Built for every sampled response, so the common case (tensors of the right
+        # dtype, optional fields unset) is kept to a few attribute reads.
+        self.tokens = tokens = _as_tensor(self.tokens, torch.long)
+        n_resp = _length(tokens) - self.prompt_length
         if self.prompt_length < 0 or n_resp < 0:
             raise ValueError(
-                f"prompt_length={self.prompt_length} is outside the {len(self.tokens)} tokens"
+                f"prompt_length={self.prompt_length} is outside the {len(tokens)} tokens"
             )
-        self.logprobs = _as_tensor(self.logprobs, torch.float32)
+        if self.logprobs is not None:
+            self.logprobs = _as_tensor(self.logprobs, torch.float32)
         if self.action_mask is None:
             self.action_mask = torch.ones(n_resp, dtype=torch.bool)
         else:
             self.action_mask = _as_tensor(self.action_mask, torch.bool)
-        self.token_level_reward = _as_tensor(self.token_level_reward, torch.float32)
-        self.advantages = _as_tensor(self.advantages, torch.float32)
-        self.returns = _as_tensor(self.returns, torch.float32)
-        for name in ("logprobs", "action_mask", "token_level_reward", "advantages", "returns"):
+        if self.token_level_reward is not None:
+            self.token_level_reward = _as_tensor(self.token_level_reward, torch.float32)
+        if self.advantages is not None:
+            self.advantages = _as_tensor(self.advantages, torch.float32)
+        if self.returns is not None:
+            self.returns = _as_tensor(self.returns, torch.float32)
+        for name in _PER_TOKEN_FIELDS:
             value = getattr(self, name)
-            if value is not None and len(value) != n_resp:
+            if value is not None and _length(value) != n_resp:
                 raise ValueError(
                     f"Experience.{name} has {len(value)} entries but the response has {n_resp} tokens "
-                    f"(len(tokens)={len(self.tokens)}, prompt_length={self.prompt_length})"
+                    f"(len(tokens)={len(tokens)}, prompt_length={self.prompt_length})"
                 )
         if isinstance(self.eid, str):
             self.eid = EID.from_str(self.eid)
@@ -145,12 +159,13 @@ class Experience:
 
     def to_bytes(self) -> bytes:
         """Compact binary form: a JSON header followed by raw little-endian arrays."""
-        arrays: list[tuple[str, np.ndarray]] = [("tokens", self.tokens.numpy().astype("<i4"))]
-        arrays.append(("action_mask", self.action_mask.numpy().astype("u1")))
-        for name in ("logprobs", "token_level_reward", "advantages", "returns"):
+        tokens = self.tokens.numpy().astype("<i4", copy=False)
+        mask = self.action_mask.numpy().astype("u1", copy=False)
+        arrays: list[tuple[str, np.ndarray]] = [("tokens", tokens), ("action_mask", mask)]
+        for name in _FLOAT_ARRAYS:
             value = getattr(self, name)
             if value is not None:
-                arrays.append((name, value.numpy().astype("<f4")))
+                arrays.append((name, value.numpy().astype("<f4", copy=False)))
         header = {
             "eid": self.eid.uid,
             "prompt_length": self.prompt_length,
@@ -164,19 +179,22 @@ class Experience:
             "truncate_status": self.truncate_status,
             "arrays": [[name, arr.dtype.str, len(arr)] for name, arr in arrays],
         }
-        head = json.dumps(header, separators=(",", ":"), default=_json_default).encode()
-        return b"".join([struct.pack("<I", len(head)), head, *(arr.tobytes() for _, arr in arrays)])
+        head = _HEADER_ENCODER.encode(header).encode()
+        return b"".join([_HEAD_LEN.pack(len(head)), head, *(arr.tobytes() for _, arr in arrays)])
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> Experience:
-        (head_len,) = struct.unpack_from("<I", blob, 0)
+        (head_len,) = _HEAD_LEN.unpack_from(blob, 0)
         header = json.loads(blob[4 : 4 + head_len])
         offset = 4 + head_len
         kwargs: dict[str, Any] = {}
         for name, dtype, length in header.pop("arrays"):
             arr = np.frombuffer(blob, dtype=np.dtype(dtype), count=length, offset=offset)
             offset += arr.nbytes
-            kwargs[name] = torch.from_numpy(arr.copy())
+            # Convert straight into the dtype the field is kept in (one copy, and the
+            # tensor owns writable memory rather than a view of the blob).
+            target = _STORED_DTYPES.get(name)
+            kwargs[name] = torch.from_numpy(arr.copy() if target is None else arr.astype(target))
         kwargs["eid"] = EID.from_str(header.pop("eid"))
         return cls(**header, **kwargs)
 
@@ -189,3 +207,14 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# One encoder for every header (json.dumps with options builds a new one per call).
+_HEADER_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
+_HEAD_LEN = struct.Struct("<I")
+# numpy dtype each stored array is loaded into: what __post_init__ would convert to.
+_STORED_DTYPES: dict[str, Any] = {
+    "tokens": np.int64,
+    "action_mask": np.bool_,
+    **{name: np.float32 for name in _FLOAT_ARRAYS},
+}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -20,7 +20,7 @@ class FormatConfig:
     tools_key: str = "tools"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -37,7 +37,9 @@ class GenerationConfig:
     stop: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = dict(self.__dict__)
+        out["stop"] = list(self.stop)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> GenerationConfig:

@@ -1,7 +1,8 @@
 """The explorer: runs workflows concurrently against the current policy."""
 
 from reinforge.explorer.eval_metrics import eval_metrics
-from reinforge.explorer.explorer import Explorer, ExploreSummary
+from reinforge.explorer.cursor import TasksetCursor
+from reinforge.explorer.explorer import Explorer, ExploreSummary, StepOutput
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.explorer.messages import TaskRequest, TaskResult
 from reinforge.explorer.reporter import Reporter
@@ -14,8 +15,10 @@ __all__ = [
     "ExplorerConfig",
     "Reporter",
     "Scheduler",
+    "StepOutput",
     "TaskRequest",
     "TaskResult",
+    "TasksetCursor",
     "WorkflowRunner",
     "eval_metrics",
     "make_requests",

@@ -4,16 +4,20 @@ A sync workflow that hangs cannot be killed from Python. Running it on a daemon
 thread lets the runner give up on it after the timeout, start a fresh thread for
 the next task, and still lets the process exit (pool threads would be joined).
 
-Two ways in: ``submit`` returns a ``concurrent.futures.Future`` (usable from any
-thread); ``submit_to_loop`` returns an ``asyncio.Future`` of the given loop and
-resolves it with one ``call_soon_threadsafe``, which is what the explorer awaits:
-it skips the Future → wrap_future chaining, a measurable share of the cost of a
-task when the workflow itself takes tens of microseconds.
+Three ways in:
+
+* ``submit`` returns a ``concurrent.futures.Future`` (usable from any thread);
+* ``submit_to_loop`` returns an ``asyncio.Future`` of the given loop and resolves it
+  with one ``call_soon_threadsafe``: what a runner awaits for a single task. It
+  skips the Future → ``wrap_future`` chaining, a measurable share of the cost of a
+  task when the workflow itself takes tens of microseconds;
+* ``post`` runs a callable that reports back by itself (a runner's stream of tasks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -42,27 +46,35 @@ class DaemonWorker:
             item = self._queue.get()
             if item is None:
                 return
-            fn, fut, loop = item
-            if loop is None:
-                if not fut.set_running_or_notify_cancel():
-                    continue
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:
-                    fut.set_exception(exc)
-                continue
-            if fut.done():  # cancelled or timed out before it started
-                continue
-            result, error = None, None
+            self._run_item(*item)
+            del item  # do not keep the last task's arguments alive while idle
+
+    @staticmethod
+    def _run_item(
+        fn: Callable[[], Any],
+        fut: Any,  # concurrent Future (submit), asyncio Future (submit_to_loop) or None (post)
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        if fut is None:  # ``post``: fn reports its own outcome
+            fn()
+            return
+        if loop is None:  # ``submit``
+            if not fut.set_running_or_notify_cancel():
+                return
             try:
-                result = fn()
+                fut.set_result(fn())
             except BaseException as exc:
-                error = exc
-            try:
-                loop.call_soon_threadsafe(_settle, fut, result, error)
-            except RuntimeError:
-                pass  # the loop is closed: nobody is waiting any more
-            del result, error, fn, fut, loop, item  # do not keep the last task alive
+                fut.set_exception(exc)
+            return
+        if fut.done():  # cancelled or timed out before it started
+            return
+        result, error = None, None
+        try:
+            result = fn()
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(_settle, fut, result, error)
 
     def submit(self, fn: Callable[[], Any]) -> Future:
         fut: Future = Future()
@@ -76,6 +88,10 @@ class DaemonWorker:
         fut = loop.create_future()
         self._queue.put((fn, fut, loop))
         return fut
+
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on this thread; it must deliver its results (and errors) itself."""
+        self._queue.put((fn, None, None))
 
     def stop(self) -> None:
         """Ask the thread to exit after its current call (it is never joined)."""

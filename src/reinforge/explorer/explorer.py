@@ -18,8 +18,10 @@ import reinforge.rewards  # noqa: F401  (registers the built-in reward functions
 import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
 from reinforge.buffer import SQLiteExperienceStorage, TaskRecord, load_taskset
 from reinforge.buffer.buffer_config import BufferConfig
+from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
 from reinforge.core import Experience, Task
+from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.explorer.messages import INVALID, TaskResult
@@ -28,6 +30,15 @@ from reinforge.explorer.runner import WorkflowRunner
 from reinforge.explorer.scheduler import Scheduler, make_requests
 from reinforge.models import InferenceEngine, create_engine
 from reinforge.models.model_config import ModelConfig
+
+
+@dataclass
+class StepOutput:
+    step: int
+    num_tasks: int
+    results: list[TaskResult]
+    experiences: list[Experience]
+    metrics: dict[str, float]
 
 
 @dataclass
@@ -82,8 +93,12 @@ class Explorer:
         max_response_tokens: int = 256,
         config_dir: str | Path | None = None,
         reporter: Reporter | None = None,
+        pipeline: ExperiencePipeline | None = None,
     ) -> None:
         self.engine = engine
+        self.pipeline = pipeline
+        self._tasks: list[Task] = []
+        self._taskset_name = ""
         self.buffer_cfg = buffer
         self.cfg = explorer
         self.storage = storage
@@ -179,39 +194,60 @@ class Explorer:
         await asyncio.to_thread(self.storage.write_task_results, records)
         return results
 
-    async def explore(self) -> ExploreSummary:
-        """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
+    def open_taskset(self) -> TasksetCursor:
+        """Load the training taskset and position a cursor at its start."""
         taskset = self.buffer_cfg.explorer_input.taskset
         if taskset is None:
             raise ValueError("buffer.explorer_input.taskset is not set")
-        tasks = self._load(taskset)
+        self._tasks = self._load(taskset)
+        self._taskset_name = taskset.name
+        return TasksetCursor(
+            num_tasks=len(self._tasks),
+            batch_size=self.buffer_cfg.batch_size,
+            total_epochs=self.buffer_cfg.total_epochs,
+            total_steps=self.buffer_cfg.total_steps,
+        )
+
+    async def explore_step(self, cursor: TasksetCursor) -> StepOutput | None:
+        """Run the next batch of the taskset, pass it through the pipeline, store it.
+
+        The experiences and the advanced cursor are stored in one transaction. Returns
+        None when the taskset is exhausted.
+        """
+        position = cursor.next_batch()
+        if position is None:
+            return None
+        step, start, end = position
+        batch = self._tasks[start:end]
+        for task in batch:
+            task.batch_id = step
+        step_start = time.monotonic()
+        results = await self._run_tasks(batch, self._taskset_name, f"step {step} (epoch {cursor.epoch + 1})")
+        exps = [e for r in results for e in r.experiences]
+        metrics: dict[str, float] = {"step": step, **step_metrics(results, "explore/")}
+        if self.pipeline is not None:
+            exps, pipe_metrics = await self.pipeline.process(exps)
+            metrics.update(pipe_metrics)
+        written = await asyncio.to_thread(self.storage.write, exps, {"explorer": cursor.state()})
+        metrics["explore/step_time"] = time.monotonic() - step_start
+        metrics["explore/model_version"] = self.engine.model_version
+        metrics["explore/stored"] = written
+        return StepOutput(step, len(batch), results, exps, metrics)
+
+    async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
+        """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
+        cursor = cursor or self.open_taskset()
         summary = ExploreSummary()
         start = time.monotonic()
-        batch_size = self.buffer_cfg.batch_size
         all_results: list[TaskResult] = []
-        for epoch in range(self.buffer_cfg.total_epochs):
-            for offset in range(0, len(tasks), batch_size):
-                if self.buffer_cfg.total_steps and summary.steps >= self.buffer_cfg.total_steps:
-                    break
-                summary.steps += 1
-                batch = tasks[offset : offset + batch_size]
-                for task in batch:
-                    task.batch_id = summary.steps
-                step_start = time.monotonic()
-                results = await self._run_tasks(
-                    batch, taskset.name, f"step {summary.steps} (epoch {epoch + 1})"
-                )
-                exps = [e for r in results for e in r.experiences]
-                written = await asyncio.to_thread(self.storage.write, exps)
-                summary.experiences += written
-                summary.tasks += len(batch)
-                for r in results:
-                    summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
-                all_results.extend(results)
-                metrics = {"step": summary.steps, **step_metrics(results, "explore/")}
-                metrics["explore/step_time"] = time.monotonic() - step_start
-                metrics["explore/model_version"] = self.engine.model_version
-                self.reporter.step_done(metrics)
+        while (out := await self.explore_step(cursor)) is not None:
+            summary.steps += 1
+            summary.tasks += out.num_tasks
+            summary.experiences += int(out.metrics["explore/stored"])
+            for r in out.results:
+                summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
+            all_results.extend(out.results)
+            self.reporter.step_done(out.metrics)
         self.reporter.finish()
         summary.elapsed = time.monotonic() - start
         summary.metrics = step_metrics(all_results, "explore/")

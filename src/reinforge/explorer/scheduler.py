@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from reinforge.core import Task
 from reinforge.explorer.messages import TaskRequest, TaskResult
-from reinforge.explorer.runner import WorkflowRunner
+from reinforge.explorer.runner import RequestFeed, WorkflowRunner
 
 
 def make_requests(
@@ -28,7 +28,12 @@ def make_requests(
 
 
 class Scheduler:
-    """Local asyncio backend: runners are objects in this process, fed from one queue."""
+    """Local asyncio backend: runners are objects in this process, fed from one RequestFeed.
+
+    Each runner takes the next request as soon as it is free (sync workflows straight
+    from its own thread, see ``WorkflowRunner.serve``), so a slow task never holds up
+    the others and the runners stay busy until the feed is empty.
+    """
 
     def __init__(self, runners: list[WorkflowRunner]) -> None:
         if not runners:
@@ -39,19 +44,17 @@ class Scheduler:
         self, requests: list[TaskRequest], on_result: Callable[[TaskResult], None] | None = None
     ) -> list[TaskResult]:
         """Run all requests; results come back in request order."""
-        # One iterator shared by the runner loops: ``next`` is synchronous, so each
-        # request goes to exactly one runner without a queue's bookkeeping.
-        pending = iter(enumerate(requests))
         results: list[TaskResult | None] = [None] * len(requests)
 
-        async def worker(runner: WorkflowRunner) -> None:
-            for index, request in pending:
-                result = await runner.run(request)
-                results[index] = result
-                if on_result is not None:
-                    on_result(result)
+        def deliver(index: int, result: TaskResult) -> None:
+            results[index] = result
+            if on_result is not None:
+                on_result(result)
 
-        await asyncio.gather(*(worker(r) for r in self.runners[: max(1, len(requests))]))
+        feed = RequestFeed(requests)
+        await asyncio.gather(
+            *(runner.serve(feed, deliver) for runner in self.runners[: max(1, len(requests))])
+        )
         return [r for r in results if r is not None]
 
     def close(self) -> None:

@@ -12,8 +12,14 @@ model and runs a continuous-batching loop:
   left-padded to a common length and concatenated);
 * rows that finish leave the batch at once, and padding columns nobody needs any
   more are trimmed;
-* each row samples with its own seeded ``torch.Generator``, so a request with a
-  seed is reproducible.
+* each row draws its randomness from its own seeded ``random.Random``, so a
+  request with a seed is reproducible whatever else shares the batch (up to the
+  float noise that batching adds to the logits).
+
+Per-step costs that the profile showed to matter are kept off the hot path: the
+whole batch is sampled with a handful of tensor ops (``sampling.sample_batch``),
+and the KV cache lives in buffers with spare columns (``_SlabLayer``), so a decode
+step writes one column instead of re-concatenating every layer's cache.
 
 Log-probabilities are those of the raw model (temperature 1), matching what a
 fresh forward pass of the same weights computes.
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import random
 import threading
 import time
 from concurrent.futures import Future
@@ -33,10 +40,13 @@ from typing import Any
 import torch
 
 from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
-from reinforge.models.sampling import sample_token
+from reinforge.models.sampling import sample_batch
 from reinforge.models.tokenizer import HFChatTokenizer
 
 logger = logging.getLogger(__name__)
+
+#: spare KV-cache columns reserved beyond the current length when a buffer is (re)built
+_MIN_HEADROOM = 64
 
 
 @dataclass
@@ -50,9 +60,11 @@ class _Request:
 
 @dataclass
 class _Row:
+    """One sample being decoded: a slot of the running batch."""
+
     request: _Request
     index: int
-    generator: torch.Generator
+    rng: random.Random
     max_new: int
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
@@ -85,6 +97,103 @@ def load_causal_lm(model_path: str | Path, device: str, dtype: torch.dtype) -> t
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=True)
     model.to(device).eval()
     return model, tokenizer
+
+
+def _slab_layer_class() -> type:
+    """Build the slab cache layer lazily, so importing this module does not import transformers."""
+    from transformers.cache_utils import DynamicLayer
+
+    class _SlabLayer(DynamicLayer):
+        """A full-attention cache layer whose keys/values are views into a wider buffer.
+
+        ``DynamicLayer.update`` concatenates, i.e. copies the layer's whole cache on
+        every decode step. Here the buffer keeps spare columns on the right, a step
+        writes its column in place, and dropping leading columns only moves the
+        view's start. The buffer is rebuilt (with fresh headroom) when it fills up
+        or when rows are selected/merged.
+        """
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._kbuf: torch.Tensor | None = None
+            self._vbuf: torch.Tensor | None = None
+            self._start = 0
+            self._end = 0
+
+        def _view(self) -> None:
+            self.keys = self._kbuf[:, :, self._start : self._end]
+            self.values = self._vbuf[:, :, self._start : self._end]
+
+        def set_states(
+            self, keys: torch.Tensor, values: torch.Tensor, headroom: int = _MIN_HEADROOM
+        ) -> None:
+            """Replace the content with ``keys``/``values`` (copied into a new buffer)."""
+            batch, heads, length, dim = keys.shape
+            width = length + max(headroom, _MIN_HEADROOM, length // 2)
+            self._kbuf = keys.new_empty((batch, heads, width, dim))
+            self._vbuf = values.new_empty((batch, values.shape[1], width, values.shape[-1]))
+            self._kbuf[:, :, :length].copy_(keys)
+            self._vbuf[:, :, :length].copy_(values)
+            self._start, self._end = 0, length
+            self.dtype, self.device = keys.dtype, keys.device
+            self.is_initialized = True
+            self._view()
+
+        def update(
+            self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            new = key_states.shape[-2]
+            if self._kbuf is None:
+                self.set_states(key_states, value_states)
+                return self.keys, self.values
+            if self._end + new > self._kbuf.shape[-2]:
+                self.set_states(self.keys, self.values, headroom=new)
+            self._kbuf[:, :, self._end : self._end + new].copy_(key_states)
+            self._vbuf[:, :, self._end : self._end + new].copy_(value_states)
+            self._end += new
+            self._view()
+            return self.keys, self.values
+
+        def trim_left(self, columns: int) -> None:
+            """Forget the first ``columns`` positions (padding nobody attends to any more)."""
+            self._start += columns
+            self._view()
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            if self._kbuf is not None:
+                self.set_states(self.keys[indices], self.values[indices])
+
+        def reset(self) -> None:
+            self._kbuf = self._vbuf = None
+            self._start = self._end = 0
+            super().reset()
+
+    return _SlabLayer
+
+
+_SLAB_LAYER: type | None = None
+
+
+def _new_cache(config: Any) -> Any:
+    """A DynamicCache whose plain full-attention layers are slab layers."""
+    global _SLAB_LAYER
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    if _SLAB_LAYER is None:
+        _SLAB_LAYER = _slab_layer_class()
+    cache = DynamicCache(config=config)
+    cache.layers = [
+        _SLAB_LAYER() if type(layer) is DynamicLayer else layer for layer in cache.layers
+    ]
+    return cache
+
+
+def _set_layer(layer: Any, keys: torch.Tensor, values: torch.Tensor) -> None:
+    if hasattr(layer, "set_states"):
+        layer.set_states(keys, values)
+    else:
+        layer.keys, layer.values = keys, values
 
 
 class HFEngine(InferenceEngine):
@@ -120,6 +229,7 @@ class HFEngine(InferenceEngine):
         extra_eos = getattr(gen_cfg, "eos_token_id", None) if gen_cfg is not None else None
         extra_eos = [extra_eos] if isinstance(extra_eos, int) else list(extra_eos or [])
         self.tokenizer = HFChatTokenizer(tokenizer, extra_eos_ids=extra_eos)
+        self._eos = frozenset(self.tokenizer.eos_token_ids)
         limit = getattr(model.config, "max_position_embeddings", 4096)
         self.max_model_len = min(max_model_len or limit, limit)
         self.max_batch_size = max_batch_size
@@ -134,8 +244,24 @@ class HFEngine(InferenceEngine):
         self._cache: Any = None
         self._mask: torch.Tensor | None = None
         self._next: torch.Tensor | None = None
-        self.stats = {"decode_steps": 0, "prefills": 0, "generated_tokens": 0}
+        # per-row sampling settings, rebuilt whenever the batch membership changes
+        self._temps: list[float] = []
+        self._top_ks: list[int] = []
+        self._top_ps: list[float] = []
+        #: counters for benchmarks and tests: decode steps, prefills, prefills that
+        #: joined a running batch, sampled tokens, largest batch seen, and seconds
+        #: spent prefilling / decoding (wall clock of the worker thread)
+        self.stats: dict[str, float] = {
+            "decode_steps": 0,
+            "prefills": 0,
+            "joins": 0,
+            "generated_tokens": 0,
+            "max_rows": 0,
+            "prefill_s": 0.0,
+            "decode_s": 0.0,
+        }
         self._closed = False
+        self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="reinforge-hf-engine", daemon=True)
         self._thread.start()
 
@@ -143,9 +269,6 @@ class HFEngine(InferenceEngine):
 
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         fut: Future = Future()
-        if self._closed:
-            fut.set_exception(RuntimeError("engine is closed"))
-            return fut
         if len(prompt_ids) == 0:
             fut.set_exception(ValueError("empty prompt"))
             return fut
@@ -157,7 +280,7 @@ class HFEngine(InferenceEngine):
                 )
             )
             return fut
-        self._inbox.put(_Request(list(prompt_ids), params, fut))
+        self._put(_Request(list(prompt_ids), params, fut))
         return fut
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
@@ -167,19 +290,33 @@ class HFEngine(InferenceEngine):
                 ValueError(f"{len(token_ids)} tokens exceed max_model_len {self.max_model_len}")
             )
             return fut
-        self._inbox.put(_Score(list(token_ids), fut))
+        self._put(_Score(list(token_ids), fut))
         return fut
 
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         fut: Future = Future()
-        self._inbox.put(_WeightUpdate(state_dict, version, fut))
+        self._put(_WeightUpdate(state_dict, version, fut))
         fut.result()
 
     def close(self) -> None:
-        if not self._closed:
+        with self._close_lock:
+            if self._closed:
+                return
             self._closed = True
             self._inbox.put(_CLOSE)
-            self._thread.join(timeout=30)
+        self._thread.join(timeout=30)
+
+    def _put(self, item: _Request | _Score | _WeightUpdate) -> None:
+        """Queue an item, or fail it at once when the engine is closed.
+
+        Under the lock, so an item can never slip into the inbox behind the close
+        marker, where nobody would ever resolve it.
+        """
+        with self._close_lock:
+            if not self._closed:
+                self._inbox.put(item)
+                return
+        item.future.set_exception(RuntimeError("engine is closed"))
 
     # ---- worker loop -----------------------------------------------------------------
 
@@ -225,15 +362,33 @@ class HFEngine(InferenceEngine):
                     continue
                 try:
                     if not self._updates:
+                        start = time.perf_counter()
                         self._admit()
+                        self.stats["prefill_s"] += time.perf_counter() - start
                     if self._rows:
+                        start = time.perf_counter()
                         self._decode_step()
+                        self.stats["decode_s"] += time.perf_counter() - start
                 except Exception as exc:  # fail the affected requests, keep serving
                     logger.exception("hf engine step failed")
                     self._fail_running(exc)
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        """Fail everything still queued or running (the close marker is the last inbox item)."""
         err = RuntimeError("engine closed")
-        for req in self._waiting:
-            req.future.set_exception(err)
+        pending: list[Any] = [*self._waiting, *self._updates]
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                break
+            if item is not _CLOSE:
+                pending.append(item)
+        for item in pending:
+            if not item.future.done():
+                item.future.set_exception(err)
+        self._waiting, self._updates = [], []
         self._fail_running(err)
 
     def _fail_running(self, exc: Exception) -> None:
@@ -241,6 +396,7 @@ class HFEngine(InferenceEngine):
             if not req.future.done():
                 req.future.set_exception(exc)
         self._rows, self._cache, self._mask, self._next = [], None, None, None
+        self._refresh_row_params()
 
     def _apply_updates(self) -> None:
         for upd in self._updates:
@@ -274,13 +430,15 @@ class HFEngine(InferenceEngine):
             if rows and rows + req.params.n > self.max_batch_size:
                 break
             self._waiting.pop(0)
-            if req.future.cancelled():
-                continue
+            if not req.future.set_running_or_notify_cancel():
+                continue  # cancelled while queued
             admitted.append(req)
             rows += req.params.n
         if not admitted:
             return
         self.stats["prefills"] += 1
+        if self._rows:
+            self.stats["joins"] += 1
         width = max(len(r.prompt_ids) for r in admitted)
         pad = self.tokenizer.pad_token_id
         ids = torch.full((len(admitted), width), pad, dtype=torch.long)
@@ -289,9 +447,7 @@ class HFEngine(InferenceEngine):
             ids[i, width - len(req.prompt_ids) :] = torch.tensor(req.prompt_ids)
             mask[i, width - len(req.prompt_ids) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
-        from transformers import DynamicCache
-
-        cache = DynamicCache(config=self.model.config)
+        cache = _new_cache(self.model.config)
         out = self.model(
             input_ids=ids,
             attention_mask=mask,
@@ -307,12 +463,10 @@ class HFEngine(InferenceEngine):
             req.remaining = req.params.n
             max_new = min(req.params.max_tokens, self.max_model_len - len(req.prompt_ids))
             for k in range(req.params.n):
-                gen = torch.Generator(device="cpu")
-                gen.manual_seed(self._row_seed(req, k))
-                new_rows.append(_Row(req, k, gen, max_new))
+                new_rows.append(_Row(req, k, random.Random(self._row_seed(req, k)), max_new))
                 fan_out.append(i)
         index = torch.tensor(fan_out, device=self.device)
-        if len(fan_out) != len(admitted) or fan_out != list(range(len(admitted))):
+        if fan_out != list(range(len(admitted))):
             cache.batch_select_indices(index)
         logits = out.logits[index, -1]
         tokens = self._sample(logits, new_rows)
@@ -330,18 +484,29 @@ class HFEngine(InferenceEngine):
     ) -> None:
         if not self._rows:
             self._cache, self._mask, self._next, self._rows = cache, mask, tokens, rows
-            return
-        width = max(self._mask.shape[1], mask.shape[1])
-        for old_layer, new_layer in zip(self._cache.layers, cache.layers, strict=True):
-            old_layer.keys = torch.cat(
-                [_left_pad(old_layer.keys, width), _left_pad(new_layer.keys, width)]
+        else:
+            width = max(self._mask.shape[1], mask.shape[1])
+            for old_layer, new_layer in zip(self._cache.layers, cache.layers, strict=True):
+                keys = torch.cat(
+                    [_left_pad(old_layer.keys, width), _left_pad(new_layer.keys, width)]
+                )
+                values = torch.cat(
+                    [_left_pad(old_layer.values, width), _left_pad(new_layer.values, width)]
+                )
+                _set_layer(old_layer, keys, values)
+            self._mask = torch.cat(
+                [_left_pad(self._mask, width, dim=1), _left_pad(mask, width, dim=1)]
             )
-            old_layer.values = torch.cat(
-                [_left_pad(old_layer.values, width), _left_pad(new_layer.values, width)]
-            )
-        self._mask = torch.cat([_left_pad(self._mask, width, dim=1), _left_pad(mask, width, dim=1)])
-        self._next = torch.cat([self._next, tokens])
-        self._rows = self._rows + rows
+            self._next = torch.cat([self._next, tokens])
+            self._rows = self._rows + rows
+        self._refresh_row_params()
+        self.stats["max_rows"] = max(self.stats["max_rows"], len(self._rows))
+
+    def _refresh_row_params(self) -> None:
+        params = [row.request.params for row in self._rows]
+        self._temps = [p.temperature for p in params]
+        self._top_ks = [p.top_k for p in params]
+        self._top_ps = [p.top_p for p in params]
 
     def _decode_step(self) -> None:
         self.stats["decode_steps"] += 1
@@ -358,22 +523,27 @@ class HFEngine(InferenceEngine):
         self._retire_finished()
 
     def _sample(self, logits: torch.Tensor, rows: list[_Row]) -> torch.Tensor:
+        """Sample the next token of every row; record it with its raw log-probability."""
         logits = logits.float()
-        logp = torch.log_softmax(logits, dim=-1)
-        chosen = []
-        for i, row in enumerate(rows):
-            p = row.request.params
-            tok = sample_token(logits[i], p.temperature, p.top_k, p.top_p, row.generator)
+        if rows is self._rows:
+            temps, top_ks, top_ps = self._temps, self._top_ks, self._top_ps
+        else:  # rows of a fresh prefill, not yet part of the batch
+            temps = [r.request.params.temperature for r in rows]
+            top_ks = [r.request.params.top_k for r in rows]
+            top_ps = [r.request.params.top_p for r in rows]
+        uniforms = [row.rng.random() for row in rows]
+        chosen = sample_batch(logits, temps, top_ks, top_ps, uniforms)
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, chosen[:, None])[:, 0]
+        for row, tok, lp in zip(rows, chosen.tolist(), logp.tolist(), strict=True):
             row.tokens.append(tok)
-            row.logprobs.append(float(logp[i, tok]))
-            chosen.append(tok)
+            row.logprobs.append(lp)
         self.stats["generated_tokens"] += len(rows)
-        return torch.tensor(chosen, device=logits.device)
+        return chosen
 
     def _finish_reason(self, row: _Row) -> str | None:
         params = row.request.params
         last = row.tokens[-1]
-        if last in self.tokenizer.eos_token_ids or last in params.stop_token_ids:
+        if last in self._eos or last in params.stop_token_ids:
             return "stop"
         if params.stop:
             tail = self.tokenizer.decode(row.tokens[-16:])
@@ -399,19 +569,24 @@ class HFEngine(InferenceEngine):
             return
         if not keep:
             self._rows, self._cache, self._mask, self._next = [], None, None, None
+            self._refresh_row_params()
             return
         index = torch.tensor(keep, device=self._mask.device)
         self._cache.batch_select_indices(index)
         self._mask = self._mask[index]
         self._next = self._next[index]
         self._rows = [self._rows[i] for i in keep]
+        self._refresh_row_params()
         # drop leading columns that are padding for every remaining row
-        first = int(self._mask.any(dim=0).float().argmax())
+        first = int(self._mask.any(dim=0).int().argmax())
         if first > 0:
             self._mask = self._mask[:, first:]
             for layer in self._cache.layers:
-                layer.keys = layer.keys[:, :, first:]
-                layer.values = layer.values[:, :, first:]
+                if hasattr(layer, "trim_left"):
+                    layer.trim_left(first)
+                else:
+                    layer.keys = layer.keys[:, :, first:]
+                    layer.values = layer.values[:, :, first:]
 
 
 def _left_pad(t: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:

@@ -95,9 +95,7 @@ class MockEngine(InferenceEngine):
         rng = None
         if self.error_rate > 0:
             base = params.seed if params.seed is not None else self.seed
-            rng = random.Random(
-                zlib.crc32(prompt_text.encode()) ^ (base * 2654435761 & 0xFFFFFFFF)
-            )
+            rng = random.Random(zlib.crc32(prompt_text.encode()) ^ (base * 2654435761 & 0xFFFFFFFF))
         budget = max(1, min(params.max_tokens, self.max_model_len - len(prompt_ids)))
         eos = self.tokenizer.eos_token_ids[0]
         start = len(prompt_ids)

@@ -7,7 +7,6 @@ template, used by the mock engine so tests and benchmarks run in microseconds.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol
 
 
@@ -85,17 +84,14 @@ class ByteTokenizer:
         return "".join(parts)
 
     def encode(self, text: str) -> list[int]:
-        # Split on the special tokens once (a regex scan in C), then map each byte of the
-        # plain pieces through a lookup table instead of a per-byte generator.
-        if "<|" not in text:
-            return list(map(_BYTE_TO_ID.__getitem__, text.encode()))
-        ids: list[int] = []
-        for i, piece in enumerate(_SPECIAL_SPLIT.split(text)):
-            if i % 2:
-                ids.append(self._SPECIAL[piece])
-            elif piece:
-                ids.extend(map(_BYTE_TO_ID.__getitem__, piece.encode()))
-        return ids
+        # One pass in C: the special tokens become bytes that UTF-8 never produces
+        # (0xF8, 0xF9), then a lookup table maps every byte to its id. Specials cannot
+        # overlap each other, so this matches a left-to-right scan exactly.
+        data = text.encode()
+        if b"<|" in data:
+            for token, marker in _SPECIAL_MARKERS:
+                data = data.replace(token, marker)
+        return list(map(_BYTE_TO_ID.__getitem__, data))
 
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
         table = _ID_TO_BYTES_SKIP if skip_special_tokens else _ID_TO_BYTES_KEEP
@@ -119,8 +115,17 @@ class ByteTokenizer:
 
 
 # Lookup tables of ByteTokenizer (ids are bytes + 3; 0 is padding, 1/2 the specials).
-_BYTE_TO_ID: tuple[int, ...] = tuple(range(ByteTokenizer._OFFSET, ByteTokenizer._OFFSET + 256))
-_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(t) for t in ByteTokenizer._SPECIAL) + ")")
+# Encoding first rewrites each special token to a byte that valid UTF-8 never contains
+# (0xF8 and up), which the byte → id table then maps to the special token's id.
+_SPECIAL_MARKERS = tuple(
+    (token.encode(), bytes([0xF8 + i])) for i, token in enumerate(ByteTokenizer._SPECIAL)
+)
+_BYTE_TO_ID: tuple[int, ...] = tuple(
+    {0xF8 + i: tid for i, tid in enumerate(ByteTokenizer._SPECIAL.values())}.get(
+        b, b + ByteTokenizer._OFFSET
+    )
+    for b in range(256)
+)
 _ID_TO_BYTES_SKIP: dict[int, bytes] = {
     ByteTokenizer.PAD: b"",
     ByteTokenizer.IM_START: b"",

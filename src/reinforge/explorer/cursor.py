@@ -1,0 +1,53 @@
+"""Position in the training taskset: which epoch, which offset, which explore step.
+
+The cursor is plain data so that it can be stored with the experiences of each
+step (in the same buffer transaction); a restarted run resumes right after the
+last step whose experiences were stored, skipping no task and repeating none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass
+class TasksetCursor:
+    num_tasks: int
+    batch_size: int
+    total_epochs: int = 1
+    total_steps: int | None = None
+    epoch: int = 0
+    offset: int = 0
+    step: int = 0
+
+    def next_batch(self) -> tuple[int, int, int] | None:
+        """Advance; return (step, start, end) of the next batch, or None when done."""
+        if self.num_tasks == 0 or (self.total_steps is not None and self.step >= self.total_steps):
+            return None
+        if self.offset >= self.num_tasks:
+            self.epoch += 1
+            self.offset = 0
+        if self.epoch >= self.total_epochs:
+            return None
+        start = self.offset
+        end = min(start + self.batch_size, self.num_tasks)
+        self.offset = end
+        self.step += 1
+        return self.step, start, end
+
+    @property
+    def total(self) -> int:
+        """Number of steps the whole run will take."""
+        per_epoch = -(-self.num_tasks // self.batch_size) if self.num_tasks else 0
+        steps = per_epoch * self.total_epochs
+        return min(steps, self.total_steps) if self.total_steps is not None else steps
+
+    def state(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "offset": self.offset, "step": self.step}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.epoch, self.offset, self.step = int(state["epoch"]), int(state["offset"]), int(state["step"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,49 @@
+"""Getting the trainer's weights into the inference engines.
+
+``in_process``: the engine lives in this process; the trainer hands it the
+(merged) weights directly. ``checkpoint``: explorer and trainer are separate
+processes sharing a run directory; the explorer loads the newest checkpoint the
+trainer has published.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from reinforge.trainer.checkpoint import CheckpointManager, policy_weights, read_state
+
+logger = logging.getLogger(__name__)
+
+
+def sync_in_process(trainer: Any, engine: Any) -> int:
+    """Push the trainer's current weights into ``engine``; returns the new model version."""
+    engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)
+    return trainer.model_version
+
+
+class CheckpointWeightSource:
+    """Polls a checkpoint folder and loads newer policies into an engine."""
+
+    def __init__(self, checkpoints: CheckpointManager, base_model_path: str | Path) -> None:
+        self.checkpoints = checkpoints
+        self.base_model_path = base_model_path
+        self.loaded_version = -1
+
+    def maybe_update(self, engine: Any) -> bool:
+        """Load the newest checkpoint if it is newer than what the engine has."""
+        for folder in reversed(self.checkpoints.list()):
+            try:
+                version = int(read_state(folder)["model_version"])
+                if version <= max(self.loaded_version, engine.model_version):
+                    return False
+                engine.update_weights(policy_weights(folder, self.base_model_path), version=version)
+            except Exception as exc:
+                logger.warning(
+                    "cannot load weights from %s (%s); trying the previous checkpoint", folder, exc
+                )
+                continue
+            self.loaded_version = version
+            return True
+        return False

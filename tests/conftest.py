@@ -1,0 +1,39 @@
+"""Shared fixtures: the tiny random model for fast engine tests, the real model for slow ones.
+
+The tiny model directory is built once per cache (under a second when the real
+model's safetensors cache already exists; on a fresh machine the GGUF is first
+converted, about 20 s), and resolved once per test session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path() -> Path:
+    """Local directory of ``tiny-random-smollm2`` (2 layers, real SmolLM2 tokenizer)."""
+    from reinforge.models.catalog import resolve_model_path
+
+    return resolve_model_path("tiny-random-smollm2")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_and_tokenizer(tiny_model_path: Path) -> tuple[Any, Any]:
+    """The tiny model loaded once (fp32, CPU). Tests must not modify its weights."""
+    import torch
+
+    from reinforge.models.hf_engine import load_causal_lm
+
+    return load_causal_lm(tiny_model_path, "cpu", torch.float32)
+
+
+@pytest.fixture(scope="session")
+def real_model_path() -> Path:
+    """Local directory of ``smollm2-135m-instruct`` (for ``@pytest.mark.slow`` tests)."""
+    from reinforge.models.catalog import resolve_model_path
+
+    return resolve_model_path("smollm2-135m-instruct")

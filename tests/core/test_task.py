@@ -1,0 +1,90 @@
+"""Task and its per-taskset configs: plain-data round trips and name resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from reinforge.core import FormatConfig, GenerationConfig, Task
+from reinforge.core import task as task_module
+
+
+class DummyWorkflow:
+    def __init__(self, task: Task, model: object, auxiliary_models: list | None = None) -> None:
+        self.task, self.model, self.auxiliary_models = task, model, auxiliary_models
+
+
+def make_task() -> Task:
+    return Task(
+        workflow=DummyWorkflow,
+        repeat_times=4,
+        format_args=FormatConfig(
+            prompt_key="question", response_key="answer", system_prompt="Be brief."
+        ),
+        rollout_args=GenerationConfig(temperature=0.7, n=4, max_tokens=64, stop=["\n\n"]),
+        workflow_args={"max_turns": 3},
+        reward_fn_args={"strict": True},
+        is_eval=True,
+        reward_fn="math_reward",
+        raw_task={"question": "1 + 1?", "answer": 2},
+        batch_id=3,
+        task_id="q-9",
+        index={"row": 9},
+    )
+
+
+def test_to_dict_from_dict_round_trip() -> None:
+    task = make_task()
+    data = task.to_dict()
+    assert data["workflow"] == f"{__name__}.DummyWorkflow"
+    assert data["reward_fn"] == "math_reward"
+    assert data["rollout_args"]["stop"] == ["\n\n"]
+    back = Task.from_dict(data)
+    assert back.workflow == f"{__name__}.DummyWorkflow"
+    assert back.format_args == task.format_args
+    assert back.rollout_args == task.rollout_args
+    for name in (
+        "repeat_times",
+        "workflow_args",
+        "reward_fn_args",
+        "is_eval",
+        "raw_task",
+        "batch_id",
+        "task_id",
+        "index",
+    ):
+        assert getattr(back, name) == getattr(task, name), name
+    assert back.to_dict() == data
+
+
+def test_task_desc_and_truth() -> None:
+    task = make_task()
+    assert task.task_desc == "1 + 1?"
+    assert task.truth == "2"
+    empty = Task()
+    assert empty.task_desc is None and empty.truth is None
+
+
+def test_workflow_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    task = Task.from_dict(make_task().to_dict())
+    monkeypatch.setattr(task_module, "_resolvers", {})
+    task_module.set_resolver(
+        "workflow", lambda name: DummyWorkflow if name.endswith("DummyWorkflow") else None
+    )
+    assert task.workflow_cls is DummyWorkflow
+    wf = task.to_workflow(model="m", auxiliary_models=["a"])
+    assert (wf.task, wf.model, wf.auxiliary_models) == (task, "m", ["a"])
+    with pytest.raises(ValueError, match="has no workflow"):
+        _ = Task(task_id="t").workflow_cls
+
+
+def test_generation_config_rejects_unknown_keys() -> None:
+    assert GenerationConfig.from_dict(None) == GenerationConfig()
+    assert GenerationConfig.from_dict({"n": 2}).n == 2
+    with pytest.raises(ValueError, match=r"unknown rollout_args \['temprature'\]"):
+        GenerationConfig.from_dict({"temprature": 0.5})
+
+
+def test_format_config_to_dict() -> None:
+    cfg = FormatConfig(prompt_key="q")
+    assert cfg.to_dict()["prompt_key"] == "q"
+    assert FormatConfig(**cfg.to_dict()) == cfg
