@@ -43,7 +43,7 @@ experiences_table = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("uid", String(128), nullable=False, index=True),
-    Column("batch", String(64), nullable=False),
+    Column("batch", String(64), nullable=False, index=True),
     Column("task", String(64), nullable=False),
     Column("run", Integer, nullable=False),
     Column("step", Integer, nullable=False),
@@ -215,6 +215,16 @@ class SQLiteExperienceStorage:
         query = select(experiences_table.c.data).order_by(experiences_table.c.id).offset(offset)
         if limit is not None:
             query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [Experience.from_bytes(row[0]) for row in conn.execute(query)]
+
+    def read_batch(self, batch: int | str) -> list[Experience]:
+        """Experiences of one explore step (``eid.batch``), in insertion order."""
+        query = (
+            select(experiences_table.c.data)
+            .where(experiences_table.c.batch == str(batch))
+            .order_by(experiences_table.c.id)
+        )
         with self.engine.connect() as conn:
             return [Experience.from_bytes(row[0]) for row in conn.execute(query)]
 

@@ -117,6 +117,89 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
             typer.echo(f"{key}: {value:.3f}")
 
 
+@app.command()
+def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> None:
+    """Train: the mode (both, explore, train, bench) comes from the config's `mode`.
+
+    Re-running on an existing run directory resumes it.
+    """
+    from reinforge.launcher.modes import MODES
+    from reinforge.launcher.session import RunSession
+    from reinforge.monitor import plot_run
+
+    try:
+        cfg = _load(config, set_, run_dir)
+        if cfg.mode == "eval":
+            raise ConfigError(f"{config}: mode 'eval' is run with `reinforge eval`")
+        session = RunSession.open(cfg)
+    except _USER_ERRORS as exc:
+        raise _fail(exc) from None
+    try:
+        result = asyncio.run(MODES[cfg.mode](session))
+    except _USER_ERRORS as exc:
+        raise _fail(exc) from None
+    finally:
+        session.close()
+    session.reporter.summary(f"run ({cfg.mode}): {cfg.project}/{cfg.name}", result)
+    if cfg.monitor.plot and cfg.monitor.jsonl:
+        paths = plot_run(session.run_dir)
+        if paths:
+            typer.echo(f"plots: {paths[-1].parent}")
+
+
+@app.command()
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory (holds metrics.jsonl).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default RUN_DIR/plots).")
+    ] = None,
+) -> None:
+    """Write PNG curves (reward, eval accuracy, loss, KL, entropy, response length, step time)."""
+    from reinforge.monitor import plot_run
+
+    try:
+        paths = plot_run(run_dir, out)
+    except FileNotFoundError as exc:
+        raise _fail(exc) from None
+    for path in paths:
+        typer.echo(str(path))
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    output: Annotated[Path, typer.Argument(help="Folder for the plain HF model.")],
+    step: Annotated[int | None, typer.Option(help="Checkpoint step (default: the newest).")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Base model (default: from the run's config).")
+    ] = None,
+) -> None:
+    """Export a checkpoint as a plain Hugging Face model directory (LoRA merged)."""
+    import json
+
+    from reinforge.models import resolve_model_path
+    from reinforge.trainer.checkpoint import CheckpointManager, export_model
+
+    checkpoints = CheckpointManager(run_dir / "checkpoints").list()
+    if step is not None:
+        checkpoints = [c for c in checkpoints if c.name == f"step_{step}"]
+    if not checkpoints:
+        raise _fail(
+            FileNotFoundError(
+                f"no checkpoint{'' if step is None else f' step_{step}'} in {run_dir}/checkpoints"
+            )
+        )
+    try:
+        run_cfg = json.loads((run_dir / "config.json").read_text())
+        base = resolve_model_path(
+            model or run_cfg["model"]["model_path"], run_cfg["model"].get("cache_dir")
+        )
+        out = export_model(checkpoints[-1], base, output)
+    except _USER_ERRORS as exc:
+        raise _fail(exc) from None
+    typer.echo(f"exported {checkpoints[-1].name} to {out}")
+
+
 @app.command("export-buffer")
 def export_buffer(
     buffer: Annotated[Path, typer.Argument(help="SQLite buffer file (RUN_DIR/buffer.db).")],
@@ -133,6 +216,9 @@ def export_buffer(
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
     app()
 
 

@@ -14,15 +14,55 @@ from pydantic import BaseModel, ConfigDict, Field
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.models.model_config import ModelConfig
+from reinforge.trainer.trainer_config import TrainerConfig
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class SynchronizerConfig(_Strict):
+    """When and how new weights reach the inference engine."""
+
+    sync_method: Literal["in_process", "checkpoint"] = Field(
+        "in_process",
+        description="in_process (mode both) or checkpoint (separate explore/train processes)",
+    )
+    sync_interval: int = Field(1, ge=1, description="sync after every N training steps")
+    sync_offset: int = Field(
+        0, ge=0, description="explorer runs this many steps ahead of the trainer"
+    )
+
+
+class CheckpointConfig(_Strict):
+    save_interval: int | None = Field(
+        None, ge=1, description="save every N training steps (and at the end)"
+    )
+    max_checkpoints_to_keep: int | None = Field(2, ge=1)
+
+
+class WandbConfig(_Strict):
+    enabled: bool = False
+    project: str | None = None
+    entity: str | None = None
+    mode: Literal["online", "offline"] = "offline"
+
+
+class MlflowConfig(_Strict):
+    enabled: bool = False
+    tracking_uri: str | None = Field(
+        None, description="default: RUN_DIR/mlruns (a local file store)"
+    )
+    experiment: str | None = None
+
+
 class MonitorConfig(_Strict):
     progress: bool = True
     jsonl: bool = True
+    tensorboard: bool = True
+    plot: bool = Field(True, description="write PNG curves at the end of a run")
+    wandb: WandbConfig = Field(default_factory=WandbConfig)
+    mlflow: MlflowConfig = Field(default_factory=MlflowConfig)
 
 
 class ReinforgeConfig(_Strict):
@@ -31,10 +71,16 @@ class ReinforgeConfig(_Strict):
     project: str = "reinforge"
     name: str = "run"
     run_dir: str | None = Field(None, description="default: runs/PROJECT/NAME")
-    mode: Literal["explore", "eval"] = "explore"
+    mode: Literal["both", "explore", "train", "bench", "eval"] = Field(
+        "both",
+        description="both: explore+train in one process; explore/train: two processes sharing a buffer",
+    )
     model: ModelConfig = Field(default_factory=ModelConfig)
     buffer: BufferConfig = Field(default_factory=BufferConfig)
     explorer: ExplorerConfig = Field(default_factory=ExplorerConfig)
+    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+    synchronizer: SynchronizerConfig = Field(default_factory=SynchronizerConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     # where the YAML file lives: relative taskset paths resolve against it
     config_dir: str | None = Field(None, exclude=True)
@@ -42,6 +88,10 @@ class ReinforgeConfig(_Strict):
     @property
     def resolved_run_dir(self) -> Path:
         return Path(self.run_dir) if self.run_dir else Path("runs") / self.project / self.name
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.resolved_run_dir / "checkpoints"
 
     @property
     def storage_path(self) -> Path:

@@ -15,3 +15,5 @@ class ExplorerConfig(_Strict):
     max_retry_times: int = Field(1, ge=0)
     default_workflow_type: str | None = None
     default_reward_fn_type: str | None = None
+    eval_interval: int | None = Field(None, ge=1, description="evaluate every N steps (run mode)")
+    eval_on_start: bool = Field(True, description="evaluate before the first step (run mode)")

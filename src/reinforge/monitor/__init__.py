@@ -1,6 +1,16 @@
-"""Monitoring: console progress and summaries, metric files."""
+"""Monitoring: console progress and summaries, metric sinks, plots."""
 
 from reinforge.monitor.console import ConsoleReporter
 from reinforge.monitor.jsonl import JsonlMetrics
+from reinforge.monitor.plot import plot_run
+from reinforge.monitor.sinks import MetricSink, MlflowSink, TensorBoardSink, WandbSink
 
-__all__ = ["ConsoleReporter", "JsonlMetrics"]
+__all__ = [
+    "ConsoleReporter",
+    "JsonlMetrics",
+    "MetricSink",
+    "MlflowSink",
+    "TensorBoardSink",
+    "WandbSink",
+    "plot_run",
+]

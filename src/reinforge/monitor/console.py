@@ -10,8 +10,9 @@ from rich.table import Table
 
 from reinforge.explorer import Reporter, TaskResult
 from reinforge.monitor.jsonl import JsonlMetrics
+from reinforge.monitor.sinks import MetricSink
 
-_SHOWN = ("reward_mean", "accuracy", "failed_tasks", "response_length")
+_SHOWN = ("reward_mean", "accuracy", "failed_tasks", "response_length", "loss")
 
 
 class ConsoleReporter(Reporter):
@@ -22,9 +23,10 @@ class ConsoleReporter(Reporter):
         jsonl: JsonlMetrics | None = None,
         progress: bool = True,
         console: Console | None = None,
+        sinks: list[MetricSink] | None = None,
     ) -> None:
         self.console = console or Console(stderr=True)
-        self.jsonl = jsonl
+        self.sinks: list[MetricSink] = ([jsonl] if jsonl is not None else []) + list(sinks or [])
         self.show_progress = progress
         self._progress: Progress | None = None
         self._task_id: Any = None
@@ -55,8 +57,8 @@ class ConsoleReporter(Reporter):
 
     def step_done(self, metrics: dict[str, Any]) -> None:
         self.history.append(metrics)
-        if self.jsonl is not None:
-            self.jsonl.log(metrics)
+        for sink in self.sinks:
+            sink.log(metrics)
         if self._progress is not None and self._task_id is not None:
             shown = [
                 f"{k.rsplit('/', 1)[-1]}={v:.3g}"
@@ -72,6 +74,11 @@ class ConsoleReporter(Reporter):
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+    def close(self) -> None:
+        self.finish()
+        for sink in self.sinks:
+            sink.close()
 
     def summary(self, title: str, rows: dict[str, Any]) -> None:
         table = Table(title=title)

@@ -22,3 +22,6 @@ class JsonlMetrics:
             return []
         with open(self.path, encoding="utf-8") as fh:
             return [json.loads(line) for line in fh if line.strip()]
+
+    def close(self) -> None:
+        """Nothing to release: every line is written and closed at once."""

@@ -1,0 +1,1 @@
+"""Run modes that wire explorer, buffer and trainer together (``reinforge run``)."""

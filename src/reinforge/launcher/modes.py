@@ -1,0 +1,212 @@
+"""The run modes of ``reinforge run``.
+
+* ``both``: explore a step, train on it, sync weights in process, repeat.
+* ``explore``: only explore; load newer weights from the trainer's checkpoints.
+* ``train``: only train, on the steps an ``explore`` process stores in the shared
+  buffer; publish weights as checkpoints.
+* ``bench``: evaluate every saved checkpoint on the eval tasksets.
+
+Resuming: the explorer's taskset cursor is stored with each step's experiences,
+the trainer's position (last trained step) with each checkpoint. A restarted run
+continues exploring after the last stored step and trains every stored step it has
+not trained yet, so a kill at any moment loses no stored experience and skips no
+task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from reinforge.launcher.session import RunSession
+from reinforge.trainer.checkpoint import (
+    CheckpointManager,
+    load_trainer,
+    policy_weights,
+    read_state,
+    save_trainer,
+)
+from reinforge.trainer.trainer import Trainer
+from reinforge.trainer.weight_sync import CheckpointWeightSource, sync_in_process
+
+logger = logging.getLogger(__name__)
+
+EXPLORER_DONE = "explorer_done"
+
+
+def _checkpoints(session: RunSession) -> CheckpointManager:
+    return CheckpointManager(
+        session.cfg.checkpoint_dir, session.cfg.checkpoint.max_checkpoints_to_keep
+    )
+
+
+def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
+    """A trainer, restored from the newest loadable checkpoint; returns it and its last trained step."""
+    if session.cfg.model.engine != "hf":
+        raise ValueError("training needs model.engine: hf (the mock engine has no weights)")
+    trainer = Trainer(
+        session.model_dir,
+        session.cfg.trainer,
+        pad_token_id=session.explorer.engine.tokenizer.pad_token_id,
+    )
+    restored = _checkpoints(session).load_latest(
+        lambda path, state: (load_trainer(trainer, path, state), state)[1]
+    )
+    if restored is None:
+        return trainer, 0
+    path, state = restored
+    session.reporter.warn(
+        f"resuming the trainer from {path} (trained steps 1..{state.get('trained_step', 0)})"
+    )
+    return trainer, int(state.get("trained_step", 0))
+
+
+def _save(session: RunSession, trainer: Trainer, trained_step: int) -> None:
+    def write(folder):
+        return {**save_trainer(trainer, folder), "trained_step": trained_step}
+
+    _checkpoints(session).save(trainer.global_step, write)
+
+
+async def _evaluate(session: RunSession, step: int) -> dict[str, float]:
+    if not session.cfg.buffer.explorer_input.eval_tasksets:
+        return {}
+    return await session.explorer.evaluate(step)
+
+
+def _train_on(session: RunSession, trainer: Trainer, step: int) -> dict[str, Any]:
+    exps = session.storage.read_batch(step)
+    if not exps:
+        logger.warning("step %d has no stored experiences; training skipped", step)
+        return {"train/skipped": 1.0}
+    return trainer.train_step(exps)
+
+
+async def run_both(session: RunSession) -> dict[str, Any]:
+    cfg = session.cfg
+    explorer, storage, reporter = session.explorer, session.storage, session.reporter
+    sync = cfg.synchronizer
+    trainer, trained = _make_trainer(session)
+    if trainer.model_version:
+        sync_in_process(trainer, explorer.engine)
+    cursor = explorer.open_taskset()
+    stored = storage.read_state("explorer")
+    if stored:
+        cursor.restore(stored)
+    if cfg.explorer.eval_on_start and cursor.step == 0:
+        await _evaluate(session, 0)
+    last: dict[str, Any] = {}
+
+    def train_until(limit: int) -> None:
+        nonlocal trained, last
+        while trained < limit:
+            step = trained + 1
+            start = time.monotonic()
+            metrics = {"step": step, **_train_on(session, trainer, step)}
+            trained = step
+            if not metrics.get("train/skipped") and trainer.global_step % sync.sync_interval == 0:
+                sync_in_process(trainer, explorer.engine)
+                metrics["train/sync_time"] = (
+                    time.monotonic() - start - metrics.get("train/step_time", 0.0)
+                )
+            save_every = cfg.checkpoint.save_interval
+            if save_every and trained % save_every == 0:
+                _save(session, trainer, trained)
+            reporter.step_done(metrics)
+            last = metrics
+
+    train_until(cursor.step - sync.sync_offset)  # catch up on steps stored before a restart
+    while True:
+        out = await explorer.explore_step(cursor)
+        if out is None:
+            break
+        reporter.step_done(out.metrics)
+        train_until(out.step - sync.sync_offset)
+        if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
+            await _evaluate(session, out.step)
+    train_until(cursor.step)
+    _save(session, trainer, trained)
+    final = await _evaluate(session, cursor.step)
+    reporter.finish()
+    return {**last, **final, "steps": cursor.step}
+
+
+async def run_explore(session: RunSession) -> dict[str, Any]:
+    cfg = session.cfg
+    explorer = session.explorer
+    source = (
+        CheckpointWeightSource(_checkpoints(session), session.model_dir)
+        if cfg.model.engine == "hf"
+        else None
+    )
+    cursor = explorer.open_taskset()
+    stored = session.storage.read_state("explorer")
+    if stored:
+        cursor.restore(stored)
+    if cfg.explorer.eval_on_start and cursor.step == 0:
+        await _evaluate(session, 0)
+    while True:
+        if (
+            source is not None
+            and cursor.step % cfg.synchronizer.sync_interval == 0
+            and source.maybe_update(explorer.engine)
+        ):
+            session.reporter.warn(f"explorer loaded policy version {explorer.engine.model_version}")
+        out = await explorer.explore_step(cursor)
+        if out is None:
+            break
+        session.reporter.step_done(out.metrics)
+        if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
+            await _evaluate(session, out.step)
+    session.storage.write([], {EXPLORER_DONE: True})
+    session.reporter.finish()
+    return {"steps": cursor.step}
+
+
+async def run_train(session: RunSession, poll_seconds: float = 1.0) -> dict[str, Any]:
+    """Train on the steps an explore process stores; publish a checkpoint every sync_interval steps."""
+    cfg = session.cfg
+    trainer, trained = _make_trainer(session)
+    last: dict[str, Any] = {}
+    while True:
+        stored = session.storage.read_state("explorer") or {}
+        available = int(stored.get("step", 0))
+        if trained < available:
+            step = trained + 1
+            last = {"step": step, **_train_on(session, trainer, step)}
+            trained = step
+            every = min(
+                cfg.synchronizer.sync_interval,
+                cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval,
+            )
+            if trained % every == 0:
+                _save(session, trainer, trained)
+            session.reporter.step_done(last)
+            continue
+        if session.storage.read_state(EXPLORER_DONE):
+            break
+        await asyncio.sleep(poll_seconds)
+    _save(session, trainer, trained)
+    session.reporter.finish()
+    return {**last, "steps": trained}
+
+
+async def run_bench(session: RunSession) -> dict[str, Any]:
+    """Evaluate every saved checkpoint (oldest first); returns the last one's metrics."""
+    checkpoints = _checkpoints(session).list()
+    if not checkpoints:
+        raise FileNotFoundError(f"no checkpoints in {session.cfg.checkpoint_dir}")
+    results: dict[str, Any] = {}
+    for folder in checkpoints:
+        state = read_state(folder)
+        session.explorer.engine.update_weights(
+            policy_weights(folder, session.model_dir), version=int(state["model_version"])
+        )
+        results = await _evaluate(session, int(state.get("trained_step", state["step"])))
+    session.reporter.finish()
+    return results
+
+
+MODES = {"both": run_both, "explore": run_explore, "train": run_train, "bench": run_bench}

@@ -1,0 +1,106 @@
+"""Build the pieces of a run from its config: run directory, buffer, engine, explorer, monitor."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from reinforge.buffer import SQLiteExperienceStorage
+from reinforge.buffer.pipeline import ExperiencePipeline
+from reinforge.config import ReinforgeConfig
+from reinforge.explorer import Explorer
+from reinforge.models import create_engine, resolve_model_path
+from reinforge.monitor import (
+    ConsoleReporter,
+    JsonlMetrics,
+    MetricSink,
+    MlflowSink,
+    TensorBoardSink,
+    WandbSink,
+)
+
+
+def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
+    mon = cfg.monitor
+    sinks: list[MetricSink] = []
+    if mon.jsonl:
+        sinks.append(JsonlMetrics(run_dir / "metrics.jsonl"))
+    if mon.tensorboard:
+        sinks.append(TensorBoardSink(run_dir / "tensorboard"))
+    params = cfg.model_dump(mode="json")
+    if mon.wandb.enabled:
+        sinks.append(
+            WandbSink(
+                run_dir,
+                mon.wandb.project or cfg.project,
+                cfg.name,
+                mon.wandb.entity,
+                mon.wandb.mode,
+                params,
+            )
+        )
+    if mon.mlflow.enabled:
+        uri = mon.mlflow.tracking_uri or (run_dir / "mlruns").resolve().as_uri()
+        flat = {
+            f"{section}.{k}": v
+            for section, body in params.items()
+            if isinstance(body, dict)
+            for k, v in body.items()
+        }
+        sinks.append(MlflowSink(uri, mon.mlflow.experiment or cfg.project, cfg.name, flat))
+    return sinks
+
+
+@dataclass
+class RunSession:
+    cfg: ReinforgeConfig
+    run_dir: Path
+    storage: SQLiteExperienceStorage
+    explorer: Explorer
+    reporter: ConsoleReporter
+    model_dir: Path
+
+    @classmethod
+    def open(cls, cfg: ReinforgeConfig, *, with_pipeline: bool = True) -> RunSession:
+        run_dir = cfg.resolved_run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.json").write_text(json.dumps(cfg.model_dump(mode="json"), indent=2))
+        reporter = ConsoleReporter(progress=cfg.monitor.progress, sinks=make_sinks(cfg, run_dir))
+        model = cfg.model
+        model_dir = (
+            resolve_model_path(model.model_path, model.cache_dir)
+            if model.engine == "hf"
+            else Path(model.model_path)
+        )
+        engine = create_engine(
+            model.engine,
+            model.model_path,
+            cache_dir=model.cache_dir,
+            options=model.engine_options(),
+        )
+        storage = SQLiteExperienceStorage(cfg.storage_path)
+        pipe_cfg = cfg.buffer.experience_pipeline
+        pipeline = (
+            ExperiencePipeline(
+                [op.model_dump() for op in pipe_cfg.operators], on_error=pipe_cfg.on_error
+            )
+            if with_pipeline and pipe_cfg.operators
+            else None
+        )
+        explorer = Explorer(
+            engine,
+            buffer=cfg.buffer,
+            explorer=cfg.explorer,
+            storage=storage,
+            model_name=model.model_path,
+            max_response_tokens=model.max_response_tokens,
+            config_dir=cfg.config_dir,
+            reporter=reporter,
+            pipeline=pipeline,
+        )
+        return cls(cfg, run_dir, storage, explorer, reporter, model_dir)
+
+    def close(self) -> None:
+        self.explorer.close()
+        self.reporter.close()

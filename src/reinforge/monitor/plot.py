@@ -1,0 +1,88 @@
+"""PNG curves of a run from its ``metrics.jsonl``: reward, eval accuracy, loss, KL, entropy, lengths, time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PANELS: list[tuple[str, list[str]]] = [
+    ("reward", ["explore/reward_mean"]),
+    ("explore accuracy", ["explore/accuracy"]),
+    ("eval accuracy", ["eval/*/accuracy", "eval/*/mean@*"]),
+    ("policy loss", ["train/loss"]),
+    ("KL", ["train/kl_loss/value", "train/policy/approx_kl"]),
+    ("entropy", ["train/entropy/value"]),
+    ("response length", ["explore/response_length"]),
+    ("step time (s)", ["explore/step_time", "train/step_time"]),
+]
+
+
+def _matches(key: str, pattern: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(key, pattern)
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"'{path}' does not exist: is '{run_dir}' a run directory?")
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """Write one PNG per panel that has data, plus ``summary.png``; returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_metrics(run_dir)
+    out = Path(out_dir) if out_dir else Path(run_dir) / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    series_per_panel: list[tuple[str, dict[str, tuple[list[float], list[float]]]]] = []
+    for title, patterns in PANELS:
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for row in rows:
+            for key, value in row.items():
+                if isinstance(value, int | float) and any(_matches(key, p) for p in patterns):
+                    xs, ys = series.setdefault(key, ([], []))
+                    xs.append(float(row.get("step", len(xs))))
+                    ys.append(float(value))
+        if series:
+            series_per_panel.append((title, series))
+    written: list[Path] = []
+    for title, series in series_per_panel:
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        _draw(ax, title, series)
+        path = out / f"{title.split(' (')[0].replace(' ', '_')}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    if series_per_panel:
+        cols = 2
+        nrows = -(-len(series_per_panel) // cols)
+        fig, axes = plt.subplots(nrows, cols, figsize=(12, 3.2 * nrows), squeeze=False)
+        for ax, (title, series) in zip(axes.flat, series_per_panel, strict=False):
+            _draw(ax, title, series)
+        for ax in list(axes.flat)[len(series_per_panel) :]:
+            ax.axis("off")
+        fig.tight_layout()
+        path = out / "summary.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _draw(ax: Any, title: str, series: dict[str, tuple[list[float], list[float]]]) -> None:
+    for key, (xs, ys) in sorted(series.items()):
+        ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=key)
+    ax.set_title(title)
+    ax.set_xlabel("step")
+    ax.grid(alpha=0.3)
+    if len(series) > 1 or title == "eval accuracy":
+        ax.legend(fontsize=7)
