@@ -1,9 +1,12 @@
 """Generate the arithmetic taskset shipped in ``data/`` (deterministic for a seed).
 
-    python examples/arithmetic/make_data.py --seed 0 --train 2000 --test 200
+    python examples/arithmetic/make_data.py --seed 0 --train 500 --test 100
 
-Each row is ``{"question": "What is 23 + 45?", "answer": "68"}``; train and test
-never share a question.
+Each row is ``{"question": "What is 13 + 7?", "answer": "20"}``: addition and
+subtraction of numbers up to ``--max-operand`` (20), multiplication of 2..9.
+Small numbers on purpose: SmolLM2-135M gets about a fifth of these right when
+sampling at temperature 1 and nearly half greedily, so RL has a signal to sharpen
+within minutes on a CPU. Train and test never share a question.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 def make_question(rng: random.Random, max_operand: int) -> tuple[str, str]:
     op = rng.choice("+-*")
     if op == "*":
-        a, b = rng.randint(2, 12), rng.randint(2, 12)
+        a, b = rng.randint(2, 9), rng.randint(2, 9)
     else:
         a, b = rng.randint(1, max_operand), rng.randint(1, max_operand)
         if op == "-" and b > a:
@@ -28,6 +31,9 @@ def make_question(rng: random.Random, max_operand: int) -> tuple[str, str]:
 
 def generate(seed: int, n_train: int, n_test: int, max_operand: int) -> tuple[list[dict], list[dict]]:
     rng = random.Random(seed)
+    possible = 2 * max_operand * max_operand + 64  # generous upper bound of distinct questions
+    if n_train + n_test > possible:
+        raise ValueError(f"only about {possible} distinct questions exist with max_operand={max_operand}")
     seen: set[str] = set()
     rows: list[dict] = []
     while len(rows) < n_train + n_test:
@@ -42,9 +48,9 @@ def generate(seed: int, n_train: int, n_test: int, max_operand: int) -> tuple[li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--train", type=int, default=2000)
-    parser.add_argument("--test", type=int, default=200)
-    parser.add_argument("--max-operand", type=int, default=99)
+    parser.add_argument("--train", type=int, default=500)
+    parser.add_argument("--test", type=int, default=100)
+    parser.add_argument("--max-operand", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
     args = parser.parse_args()
     train, test = generate(args.seed, args.train, args.test, args.max_operand)

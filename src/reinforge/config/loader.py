@@ -67,10 +67,15 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Reinfor
         raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     try:
         conf = OmegaConf.create(raw)
-        if overrides:
-            conf = OmegaConf.merge(conf, OmegaConf.from_dotlist(list(overrides)))
+        for override in overrides or []:
+            key, sep, value = override.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"override '{override}' must look like key.path=value")
+            OmegaConf.update(conf, key.strip(), yaml.safe_load(value), merge=True)
         data = OmegaConf.to_container(conf, resolve=True)
-    except OmegaConfBaseException as exc:
+    except (OmegaConfBaseException, TypeError, ValueError, IndexError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
         key = getattr(exc, "full_key", None)
         where = f"{key}: " if key else ""
         raise ConfigError(f"{path}: {where}{str(exc).splitlines()[0]}") from None

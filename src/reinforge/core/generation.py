@@ -16,6 +16,7 @@ class FormatConfig:
     system_prompt: str | None = None
     system_prompt_key: str | None = None
     reply_prefix: str | None = None
+    prompt_template: str | None = None
     chat_template: str | None = None
     tools_key: str = "tools"
 

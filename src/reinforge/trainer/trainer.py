@@ -42,19 +42,32 @@ logger = logging.getLogger(__name__)
 def token_logprobs(
     model: Any, batch: dict[str, torch.Tensor], with_logits: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """log p(token j+1 | tokens ≤ j) for every column j of a collated batch."""
-    logits = (
-        model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            position_ids=batch["position_ids"],
-            use_cache=False,
-        )
-        .logits[:, :-1]
-        .float()
-    )
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, batch["input_ids"][:, 1:, None])[..., 0]
-    return logp, (logits if with_logits else None)
+    """log p(token j+1 | tokens <= j) for the columns j of a collated batch.
+
+    Logits are computed only from the first column any row's response needs
+    (``logits_to_keep``): the vocabulary projection of prompt positions, often half
+    the tokens, is skipped. Columns before that are returned as zeros (masked out).
+    """
+    input_ids = batch["input_ids"]
+    width = input_ids.shape[1] - 1
+    first = int(batch["prompt_lengths"].min()) - 1 if "prompt_lengths" in batch else 0
+    first = max(0, min(first, width - 1))
+    keep = torch.arange(first, width, device=input_ids.device)
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=batch["attention_mask"],
+        position_ids=batch["position_ids"],
+        use_cache=False,
+        logits_to_keep=keep,
+    ).logits.float()
+    part = torch.log_softmax(logits, dim=-1).gather(-1, input_ids[:, first + 1 :, None])[..., 0]
+    logp = part.new_zeros(input_ids.shape[0], width)
+    logp[:, first:] = part
+    if not with_logits:
+        return logp, None
+    full = logits.new_zeros(input_ids.shape[0], width, logits.shape[-1])
+    full[:, first:] = logits
+    return logp, full
 
 
 class Trainer:
@@ -194,8 +207,10 @@ class Trainer:
                 for key, value in mb_metrics.items():
                     collected.setdefault(key, []).append(float(value))
             params = trainable_parameters(self.model)
-            if self.cfg.max_grad_norm is not None:
-                grad_norm = float(torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm))
+            # with no clipping configured the norm is still measured (inf = never clip),
+            # so it is reported and a non-finite gradient still skips the update
+            limit = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, limit))
             if not math.isfinite(grad_norm):
                 logger.warning("non-finite gradient norm; optimiser step skipped")
                 self.optimizer.zero_grad(set_to_none=True)

@@ -69,7 +69,9 @@ class BaseSimpleWorkflow(Workflow):
         messages = []
         if self.system_prompt:
             messages.append({"role": "system", "content": self.system_prompt})
-        messages.append({"role": "user", "content": self.task_desc})
+        template = self.format_args.prompt_template
+        user = template.replace("{prompt}", self.task_desc) if template else self.task_desc
+        messages.append({"role": "user", "content": user})
         if self.reply_prefix:
             messages.append({"role": "assistant", "content": self.reply_prefix})
         return messages
