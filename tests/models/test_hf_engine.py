@@ -81,16 +81,21 @@ class EosAfter:
 # ---- exactness and seeding ---------------------------------------------------------------
 
 
-def test_logprobs_match_fresh_forward_for_concurrent_ragged_requests(engine: HFEngine) -> None:
-    model = engine.model
+def test_logprobs_match_fresh_forward_for_concurrent_ragged_requests(
+    tiny_model_and_tokenizer: tuple[Any, Any],
+) -> None:
+    model, tokenizer = tiny_model_and_tokenizer
     prompts = [prompt_of(5, 1), prompt_of(17, 2), prompt_of(30, 3)]
     budgets = [9, 23, 14]
-    futures = [
-        engine.submit(p, SamplingParams(n=3, max_tokens=m, seed=i, temperature=0.9))
-        for i, (p, m) in enumerate(zip(prompts, budgets, strict=True))
-    ]
-    results = [f.result(timeout=60) for f in futures]
-    assert engine.stats["prefills"] == 1  # collected in one window, prefilled together
+    # a wide collection window, so that a busy machine cannot split the prefill
+    with HFEngine(model=model, tokenizer=tokenizer, device="cpu", batch_window_ms=500) as engine:
+        futures = [
+            engine.submit(p, SamplingParams(n=3, max_tokens=m, seed=i, temperature=0.9))
+            for i, (p, m) in enumerate(zip(prompts, budgets, strict=True))
+        ]
+        results = [f.result(timeout=60) for f in futures]
+        assert engine.stats["prefills"] == 1  # prefilled together, then fanned out
+        assert engine.stats["max_rows"] == 9
     for prompt, budget, comps in zip(prompts, budgets, results, strict=True):
         assert len(comps) == 3
         assert len({tuple(c.token_ids) for c in comps}) == 3  # n samples differ
@@ -130,6 +135,27 @@ def test_greedy_equals_hf_generate(engine: HFEngine) -> None:
             pad_token_id=engine.tokenizer.pad_token_id,
         )
     assert comp.token_ids == out[0, len(prompt) :].tolist()
+
+
+def test_logits_row_padding_stays_on_the_engine_thread(
+    tiny_model_and_tokenizer: tuple[Any, Any],
+) -> None:
+    model, tokenizer = tiny_model_and_tokenizer
+    head = model.get_output_embeddings()
+    eng = HFEngine(model=model, tokenizer=tokenizer, device="cpu", batch_window_ms=200)
+    assert len(head._forward_pre_hooks) == 1
+    # 7 rows: the projection runs on 16 padded rows, the rows keep their own logits
+    futures = [
+        eng.submit(prompt_of(4 + i, i), SamplingParams(max_tokens=5, seed=i)) for i in range(7)
+    ]
+    for i, fut in enumerate(futures):
+        assert_exact(model, prompt_of(4 + i, i), fut.result(timeout=60)[0])
+    # another thread calling the shared model sees plain shapes
+    with torch.inference_mode():
+        out = model(input_ids=torch.tensor([prompt_of(3)] * 7), logits_to_keep=1)
+    assert out.logits.shape[0] == 7
+    eng.close()
+    assert not head._forward_pre_hooks and not head._forward_hooks
 
 
 def test_score_matches_fresh_forward(engine: HFEngine) -> None:
@@ -348,7 +374,7 @@ def chat_ids(eng: HFEngine, question: str) -> list[int]:
 def test_real_model_stops_on_eos_with_exact_logprobs(real_engine: HFEngine) -> None:
     prompts = [chat_ids(real_engine, q) for q in ("What is 2 + 2?", "Say hello.")]
     futures = [
-        real_engine.submit(p, SamplingParams(n=2, max_tokens=48, seed=i, temperature=0.7))
+        real_engine.submit(p, SamplingParams(n=4, max_tokens=48, seed=i, temperature=0.7))
         for i, p in enumerate(prompts)
     ]
     eos = real_engine.tokenizer.eos_token_ids
@@ -359,7 +385,7 @@ def test_real_model_stops_on_eos_with_exact_logprobs(real_engine: HFEngine) -> N
             if comp.finish_reason == "stop":
                 stopped += 1
                 assert comp.token_ids[-1] in eos
-    assert stopped >= 3  # short questions: the model answers and says <|im_end|>
+    assert stopped >= 4  # short questions: the model answers and says <|im_end|>
 
 
 @pytest.mark.slow

@@ -135,8 +135,25 @@ class SQLiteExperienceStorage:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(f"sqlite:///{self.path}")
         event.listen(self.engine, "connect", _sqlite_pragmas)
-        metadata.create_all(self.engine)
+        self._create_tables()
         self._lock = threading.Lock()
+
+    def _create_tables(self, attempts: int = 5) -> None:
+        """Create missing tables; tolerate another process creating them at the same moment.
+
+        SQLAlchemy checks for a table and then creates it in two statements, so two
+        processes opening a new buffer together (an explore and a train process) can
+        both decide to create it; the loser gets "already exists" and looks again.
+        """
+        from sqlalchemy.exc import OperationalError
+
+        for attempt in range(attempts):
+            try:
+                metadata.create_all(self.engine)
+                return
+            except OperationalError as exc:
+                if "already exists" not in str(exc) or attempt == attempts - 1:
+                    raise
 
     def write(self, experiences: list[Experience], state: Mapping[str, Any] | None = None) -> int:
         """Append experiences in one transaction; returns how many were written.

@@ -123,7 +123,7 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
 
     Re-running on an existing run directory resumes it.
     """
-    from reinforge.launcher.modes import MODES
+    from reinforge.launcher.modes import MODES, check_mode
     from reinforge.launcher.session import RunSession
     from reinforge.monitor import plot_run
 
@@ -131,6 +131,10 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
         cfg = _load(config, set_, run_dir)
         if cfg.mode == "eval":
             raise ConfigError(f"{config}: mode 'eval' is run with `reinforge eval`")
+        try:
+            check_mode(cfg)  # before any model is loaded
+        except ConfigError as exc:
+            raise ConfigError(f"{config}: {exc}") from None
         session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
@@ -190,12 +194,13 @@ def export(
             )
         )
     try:
-        run_cfg = json.loads((run_dir / "config.json").read_text())
-        base = resolve_model_path(
-            model or run_cfg["model"]["model_path"], run_cfg["model"].get("cache_dir")
-        )
-        out = export_model(checkpoints[-1], base, output)
-    except _USER_ERRORS as exc:
+        cache_dir = None
+        if model is None or (run_dir / "config.json").is_file():
+            run_cfg = json.loads((run_dir / "config.json").read_text())
+            cache_dir = run_cfg["model"].get("cache_dir")
+            model = model or run_cfg["model"]["model_path"]
+        out = export_model(checkpoints[-1], resolve_model_path(model, cache_dir), output)
+    except (*_USER_ERRORS, ValueError, OSError) as exc:
         raise _fail(exc) from None
     typer.echo(f"exported {checkpoints[-1].name} to {out}")
 

@@ -18,8 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
+from reinforge.algorithms import resolve_algorithm
+from reinforge.buffer import load_taskset
+from reinforge.config import ConfigError, ReinforgeConfig
+from reinforge.explorer.cursor import TasksetCursor
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import (
     CheckpointManager,
@@ -36,6 +41,30 @@ logger = logging.getLogger(__name__)
 EXPLORER_DONE = "explorer_done"
 
 
+def check_mode(cfg: ReinforgeConfig) -> None:
+    """Refuse a config its mode cannot run, before any model is loaded (ConfigError).
+
+    An unknown algorithm name raises the registry's error, which lists the known ones.
+    """
+    mode = cfg.mode
+    trains = mode in ("both", "train")
+    if (trains or mode == "bench") and cfg.model.engine != "hf":
+        what = "training" if trains else "evaluating checkpoints"
+        raise ConfigError(
+            f"mode '{mode}': {what} needs model.engine: hf "
+            f"(the {cfg.model.engine} engine has no weights)"
+        )
+    if trains:
+        try:
+            resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"trainer.algorithm: {exc}") from exc
+    if mode in ("both", "explore", "train") and cfg.buffer.explorer_input.taskset is None:
+        raise ConfigError(f"mode '{mode}' needs buffer.explorer_input.taskset")
+    if mode == "bench" and not cfg.buffer.explorer_input.eval_tasksets:
+        raise ConfigError("mode 'bench' needs buffer.explorer_input.eval_tasksets")
+
+
 def _checkpoints(session: RunSession) -> CheckpointManager:
     return CheckpointManager(
         session.cfg.checkpoint_dir, session.cfg.checkpoint.max_checkpoints_to_keep
@@ -44,8 +73,9 @@ def _checkpoints(session: RunSession) -> CheckpointManager:
 
 def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
     """A trainer, restored from the newest loadable checkpoint; returns it and its last trained step."""
-    if session.cfg.model.engine != "hf":
-        raise ValueError("training needs model.engine: hf (the mock engine has no weights)")
+    engine = session.cfg.model.engine
+    if engine != "hf":
+        raise ConfigError(f"training needs model.engine: hf (the {engine} engine has no weights)")
     trainer = Trainer(
         session.model_dir,
         session.cfg.trainer,
@@ -95,8 +125,17 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     stored = storage.read_state("explorer")
     if stored:
         cursor.restore(stored)
+    # (step, trainer version) of the last evaluation and its metrics
+    evaluated: tuple[tuple[int, int], dict[str, float]] | None = None
+
+    async def evaluate(step: int) -> dict[str, float]:
+        nonlocal evaluated
+        metrics = await _evaluate(session, step)
+        evaluated = ((step, trainer.model_version), metrics)
+        return metrics
+
     if cfg.explorer.eval_on_start and cursor.step == 0:
-        await _evaluate(session, 0)
+        await evaluate(0)
     last: dict[str, Any] = {}
 
     def train_until(limit: int) -> None:
@@ -125,10 +164,15 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         reporter.step_done(out.metrics)
         train_until(out.step - sync.sync_offset)
         if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
-            await _evaluate(session, out.step)
+            await evaluate(out.step)
     train_until(cursor.step)
+    if trainer.model_version != explorer.engine.model_version:
+        sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
     _save(session, trainer, trained)
-    final = await _evaluate(session, cursor.step)
+    if evaluated is not None and evaluated[0] == (cursor.step, trainer.model_version):
+        final = evaluated[1]  # this policy was just evaluated at this step
+    else:
+        final = await evaluate(cursor.step)
     reporter.finish()
     return {**last, **final, "steps": cursor.step}
 
@@ -145,6 +189,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     stored = session.storage.read_state("explorer")
     if stored:
         cursor.restore(stored)
+    session.storage.write([], {EXPLORER_DONE: None})  # running (again): not done
     if cfg.explorer.eval_on_start and cursor.step == 0:
         await _evaluate(session, 0)
     while True:
@@ -160,14 +205,54 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
         session.reporter.step_done(out.metrics)
         if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
             await _evaluate(session, out.step)
-    session.storage.write([], {EXPLORER_DONE: True})
+    session.storage.write([], {EXPLORER_DONE: {"step": cursor.step, "time": time.time()}})
     session.reporter.finish()
     return {"steps": cursor.step}
 
 
-async def run_train(session: RunSession, poll_seconds: float = 1.0) -> dict[str, Any]:
-    """Train on the steps an explore process stores; publish a checkpoint every sync_interval steps."""
+def _planned_steps(session: RunSession) -> int:
+    """How many steps the explorer runs under this config (taskset size, epochs, total_steps)."""
     cfg = session.cfg
+    taskset = cfg.buffer.explorer_input.taskset
+    if taskset is None:
+        raise ConfigError("buffer.explorer_input.taskset is not set")
+    base = cfg.config_dir
+    loaded = load_taskset(
+        taskset,
+        base_dir=Path(base) if base else None,
+        default_workflow=cfg.explorer.default_workflow_type,
+        default_reward_fn=cfg.explorer.default_reward_fn_type,
+    )
+    return TasksetCursor(
+        num_tasks=len(loaded.tasks),
+        batch_size=cfg.buffer.batch_size,
+        total_epochs=cfg.buffer.total_epochs,
+        total_steps=cfg.buffer.total_steps,
+    ).total
+
+
+def _explorer_finished(done: Any, available: int, since: float) -> bool:
+    """Whether an explore process finished at step ``available`` while this trainer ran.
+
+    A marker written before the trainer started may be left over from an earlier
+    explore run that a new one is about to continue, so it does not count.
+    """
+    return (
+        isinstance(done, dict)
+        and int(done.get("step", -1)) == available
+        and float(done.get("time", 0.0)) >= since
+    )
+
+
+async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str, Any]:
+    """Train on the steps an explore process stores; publish a checkpoint every sync_interval steps.
+
+    Stops once every step the config plans is trained, or when the explore process
+    reports (while this one runs) that it finished with no step left to train.
+    """
+    cfg = session.cfg
+    started = time.time()
+    planned = _planned_steps(session)
     trainer, trained = _make_trainer(session)
     last: dict[str, Any] = {}
     while True:
@@ -185,7 +270,9 @@ async def run_train(session: RunSession, poll_seconds: float = 1.0) -> dict[str,
                 _save(session, trainer, trained)
             session.reporter.step_done(last)
             continue
-        if session.storage.read_state(EXPLORER_DONE):
+        if trained >= planned or _explorer_finished(
+            session.storage.read_state(EXPLORER_DONE), available, started
+        ):
             break
         await asyncio.sleep(poll_seconds)
     _save(session, trainer, trained)
@@ -194,19 +281,28 @@ async def run_train(session: RunSession, poll_seconds: float = 1.0) -> dict[str,
 
 
 async def run_bench(session: RunSession) -> dict[str, Any]:
-    """Evaluate every saved checkpoint (oldest first); returns the last one's metrics."""
+    """Evaluate every saved checkpoint (oldest first); returns the last one's metrics.
+
+    A checkpoint whose weights cannot be loaded is skipped with a warning.
+    """
+    check_mode(session.cfg.model_copy(update={"mode": "bench"}))
     checkpoints = _checkpoints(session).list()
     if not checkpoints:
         raise FileNotFoundError(f"no checkpoints in {session.cfg.checkpoint_dir}")
     results: dict[str, Any] = {}
+    evaluated = 0
     for folder in checkpoints:
-        state = read_state(folder)
-        session.explorer.engine.update_weights(
-            policy_weights(folder, session.model_dir), version=int(state["model_version"])
-        )
+        try:
+            state = read_state(folder)
+            weights = policy_weights(folder, session.model_dir)
+        except Exception as exc:
+            session.reporter.warn(f"checkpoint {folder} skipped: {type(exc).__name__}: {exc}")
+            continue
+        session.explorer.engine.update_weights(weights, version=int(state["model_version"]))
         results = await _evaluate(session, int(state.get("trained_step", state["step"])))
+        evaluated += 1
     session.reporter.finish()
-    return results
+    return {**results, "checkpoints": evaluated}
 
 
 MODES = {"both": run_both, "explore": run_explore, "train": run_train, "bench": run_bench}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.buffer.pipeline import ExperiencePipeline
-from reinforge.config import ReinforgeConfig
+from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.explorer import Explorer
 from reinforge.models import create_engine, resolve_model_path
 from reinforge.monitor import (
@@ -22,33 +22,45 @@ from reinforge.monitor import (
 
 
 def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
+    """The metric sinks the ``monitor`` section enables.
+
+    A sink whose package is missing is a configuration error (ConfigError, naming
+    the package); sinks already opened are closed again if a later one fails.
+    """
     mon = cfg.monitor
     sinks: list[MetricSink] = []
-    if mon.jsonl:
-        sinks.append(JsonlMetrics(run_dir / "metrics.jsonl"))
-    if mon.tensorboard:
-        sinks.append(TensorBoardSink(run_dir / "tensorboard"))
-    params = cfg.model_dump(mode="json")
-    if mon.wandb.enabled:
-        sinks.append(
-            WandbSink(
-                run_dir,
-                mon.wandb.project or cfg.project,
-                cfg.name,
-                mon.wandb.entity,
-                mon.wandb.mode,
-                params,
+    try:
+        if mon.jsonl:
+            sinks.append(JsonlMetrics(run_dir / "metrics.jsonl"))
+        if mon.tensorboard:
+            sinks.append(TensorBoardSink(run_dir / "tensorboard"))
+        params = cfg.model_dump(mode="json")
+        if mon.wandb.enabled:
+            sinks.append(
+                WandbSink(
+                    run_dir,
+                    mon.wandb.project or cfg.project,
+                    cfg.name,
+                    mon.wandb.entity,
+                    mon.wandb.mode,
+                    params,
+                )
             )
-        )
-    if mon.mlflow.enabled:
-        uri = mon.mlflow.tracking_uri or (run_dir / "mlruns").resolve().as_uri()
-        flat = {
-            f"{section}.{k}": v
-            for section, body in params.items()
-            if isinstance(body, dict)
-            for k, v in body.items()
-        }
-        sinks.append(MlflowSink(uri, mon.mlflow.experiment or cfg.project, cfg.name, flat))
+        if mon.mlflow.enabled:
+            uri = mon.mlflow.tracking_uri or (run_dir / "mlruns").resolve().as_uri()
+            flat = {
+                f"{section}.{k}": v
+                for section, body in params.items()
+                if isinstance(body, dict)
+                for k, v in body.items()
+            }
+            sinks.append(MlflowSink(uri, mon.mlflow.experiment or cfg.project, cfg.name, flat))
+    except BaseException as exc:
+        for sink in sinks:
+            sink.close()
+        if isinstance(exc, ImportError):
+            raise ConfigError(str(exc)) from exc
+        raise
     return sinks
 
 
@@ -63,10 +75,9 @@ class RunSession:
 
     @classmethod
     def open(cls, cfg: ReinforgeConfig, *, with_pipeline: bool = True) -> RunSession:
-        run_dir = cfg.resolved_run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.json").write_text(json.dumps(cfg.model_dump(mode="json"), indent=2))
-        reporter = ConsoleReporter(progress=cfg.monitor.progress, sinks=make_sinks(cfg, run_dir))
+        """Load the engine first (a wrong model path fails before anything is written),
+        then create the run directory, the metric sinks, the buffer and the explorer.
+        Whatever was opened is closed again if a later piece fails."""
         model = cfg.model
         model_dir = (
             resolve_model_path(model.model_path, model.cache_dir)
@@ -79,26 +90,43 @@ class RunSession:
             cache_dir=model.cache_dir,
             options=model.engine_options(),
         )
-        storage = SQLiteExperienceStorage(cfg.storage_path)
-        pipe_cfg = cfg.buffer.experience_pipeline
-        pipeline = (
-            ExperiencePipeline(
-                [op.model_dump() for op in pipe_cfg.operators], on_error=pipe_cfg.on_error
+        reporter: ConsoleReporter | None = None
+        storage: SQLiteExperienceStorage | None = None
+        try:
+            run_dir = cfg.resolved_run_dir
+            run_dir.mkdir(parents=True, exist_ok=True)
+            config = json.dumps(cfg.model_dump(mode="json"), indent=2)
+            (run_dir / "config.json").write_text(config)
+            reporter = ConsoleReporter(
+                progress=cfg.monitor.progress, sinks=make_sinks(cfg, run_dir)
             )
-            if with_pipeline and pipe_cfg.operators
-            else None
-        )
-        explorer = Explorer(
-            engine,
-            buffer=cfg.buffer,
-            explorer=cfg.explorer,
-            storage=storage,
-            model_name=model.model_path,
-            max_response_tokens=model.max_response_tokens,
-            config_dir=cfg.config_dir,
-            reporter=reporter,
-            pipeline=pipeline,
-        )
+            storage = SQLiteExperienceStorage(cfg.storage_path)
+            pipe_cfg = cfg.buffer.experience_pipeline
+            pipeline = (
+                ExperiencePipeline(
+                    [op.model_dump() for op in pipe_cfg.operators], on_error=pipe_cfg.on_error
+                )
+                if with_pipeline and pipe_cfg.operators
+                else None
+            )
+            explorer = Explorer(
+                engine,
+                buffer=cfg.buffer,
+                explorer=cfg.explorer,
+                storage=storage,
+                model_name=model.model_path,
+                max_response_tokens=model.max_response_tokens,
+                config_dir=cfg.config_dir,
+                reporter=reporter,
+                pipeline=pipeline,
+            )
+        except BaseException:
+            engine.close()
+            if storage is not None:
+                storage.close()
+            if reporter is not None:
+                reporter.close()
+            raise
         return cls(cfg, run_dir, storage, explorer, reporter, model_dir)
 
     def close(self) -> None:

@@ -75,12 +75,14 @@ def sample_batch(
     top_ks: Sequence[int],
     top_ps: Sequence[float],
     uniforms: Sequence[float],
+    logprobs: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Sample one token per row of ``[rows, vocab]`` logits; returns a ``[rows]`` long tensor.
 
     ``uniforms[i]`` in ``[0, 1)`` is row ``i``'s random draw: the same logits and
     the same draw always give the same token. Rows with temperature 0 take the
-    argmax and ignore their draw.
+    argmax and ignore their draw. ``logprobs`` may pass ``log_softmax(logits)``
+    when the caller has it anyway; plain temperature-1 batches then reuse it.
     """
     logits = logits.float()
     rows, vocab = logits.shape
@@ -88,7 +90,8 @@ def sample_batch(
     greedy = [t == 0 for t in temperatures]
     if all(greedy):
         return logits.argmax(-1)
-    if all(t == 1.0 for t in temperatures):
+    plain = all(t == 1.0 for t in temperatures)
+    if plain:
         scaled = logits
     else:
         temps = torch.tensor([t if t > 0 else 1.0 for t in temperatures], device=device)
@@ -104,7 +107,12 @@ def sample_batch(
             torch.tensor([float(top_ps[i]) for i in filtered], device=device),
         )
         scaled = scaled.index_copy(0, index, part)
-    probs = torch.softmax(scaled, dim=-1)
+    # exp(log_softmax) on every path, so reusing the caller's log-probabilities gives
+    # the same bits as computing them here
+    if plain and not filtered and logprobs is not None:
+        probs = logprobs.exp()
+    else:
+        probs = torch.log_softmax(scaled, dim=-1).exp()
     # float64 running sum: over a 50k vocabulary float32 rounding would shift the
     # bucket edges by more than the smallest probabilities we may want to hit
     cdf = probs.cumsum(-1, dtype=torch.float64)
@@ -113,7 +121,8 @@ def sample_batch(
     # right=True never lands on a zero-probability bucket, except when rounding puts
     # the draw at the very top of the CDF; fall back to the mode in that case
     impossible = probs.gather(-1, chosen[:, None])[:, 0] <= 0
-    chosen = torch.where(impossible, probs.argmax(-1), chosen)
+    if bool(impossible.any()):
+        chosen = torch.where(impossible, probs.argmax(-1), chosen)
     if any(greedy):
         mask = torch.tensor(greedy, device=device)
         chosen = torch.where(mask, logits.argmax(-1), chosen)

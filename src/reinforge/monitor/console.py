@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from reinforge.explorer import Reporter, TaskResult
 from reinforge.monitor.jsonl import JsonlMetrics
@@ -68,7 +70,15 @@ class ConsoleReporter(Reporter):
             self._progress.update(self._task_id, status=" ".join(shown))
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[yellow]warning:[/yellow] {message}", markup=True, highlight=False)
+        # escape: messages carry arbitrary text (workflow errors, paths) that must not be
+        # read as rich markup ("[/tmp/x]" would raise); soft_wrap: no line breaks are
+        # inserted into long messages, so paths stay greppable in logs
+        self.console.print(
+            f"[yellow]warning:[/yellow] {escape(message)}",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
 
     def finish(self) -> None:
         if self._progress is not None:
@@ -81,9 +91,10 @@ class ConsoleReporter(Reporter):
             sink.close()
 
     def summary(self, title: str, rows: dict[str, Any]) -> None:
-        table = Table(title=title)
+        table = Table(title=Text(title))
         table.add_column("metric")
         table.add_column("value", justify="right")
-        for key, value in rows.items():
-            table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+        for key, value in rows.items():  # Text: cells are data (paths, names), not markup
+            shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+            table.add_row(Text(str(key)), Text(shown))
         Console().print(table)

@@ -3,25 +3,59 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of ``path``, one per line; lines that do not parse are skipped.
+
+    A process killed while appending can leave a torn last line; everything before
+    it (and everything a resumed run appends after it) is still read.
+    """
+    rows: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                logger.warning("%s:%d is not valid JSON; skipped", path, number)
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
 
 
 class JsonlMetrics:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._end_torn_line()
+
+    def _end_torn_line(self) -> None:
+        """Terminate a last line left without its newline, so new lines stay separate."""
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, "rb+") as fh:
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
 
     def log(self, metrics: dict[str, Any]) -> None:
+        line = json.dumps({"time": time.time(), **metrics}) + "\n"
         with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"time": time.time(), **metrics}) + "\n")
+            fh.write(line)  # one write per line: concurrent appenders do not interleave
 
     def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        with open(self.path, encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return read_jsonl(self.path)
 
     def close(self) -> None:
         """Nothing to release: every line is written and closed at once."""

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Any
+
+from reinforge.monitor.jsonl import read_jsonl
 
 PANELS: list[tuple[str, list[str]]] = [
     ("reward", ["explore/reward_mean"]),
     ("explore accuracy", ["explore/accuracy"]),
     ("eval accuracy", ["eval/*/accuracy", "eval/*/mean@*"]),
     ("policy loss", ["train/loss"]),
-    ("KL", ["train/kl_loss/value", "train/policy/approx_kl"]),
+    ("KL", ["train/kl_loss/value", "train/kl_penalty/mean", "train/policy/approx_kl*"]),
     ("entropy", ["train/entropy/value"]),
     ("response length", ["explore/response_length"]),
     ("step time (s)", ["explore/step_time", "train/step_time"]),
@@ -28,8 +30,7 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(run_dir) / "metrics.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"'{path}' does not exist: is '{run_dir}' a run directory?")
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return read_jsonl(path)
 
 
 def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
@@ -58,9 +59,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
         fig, ax = plt.subplots(figsize=(6, 3.5))
         _draw(ax, title, series)
         path = out / f"{title.split(' (')[0].replace(' ', '_')}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        _save(fig, path)
         written.append(path)
     if series_per_panel:
         cols = 2
@@ -70,12 +69,25 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
             _draw(ax, title, series)
         for ax in list(axes.flat)[len(series_per_panel) :]:
             ax.axis("off")
-        fig.tight_layout()
         path = out / "summary.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        _save(fig, path)
         written.append(path)
     return written
+
+
+def _save(fig: Any, path: Path) -> None:
+    """Write a PNG atomically: a reader (or a second process plotting the same run
+    directory) never sees a half-written file."""
+    import matplotlib.pyplot as plt
+
+    tmp = path.with_name(f".{path.stem}-{os.getpid()}.tmp.png")
+    try:
+        fig.tight_layout()
+        fig.savefig(tmp, dpi=100, format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
 
 
 def _draw(ax: Any, title: str, series: dict[str, tuple[list[float], list[float]]]) -> None:

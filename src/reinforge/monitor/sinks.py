@@ -7,8 +7,12 @@ used when enabled in the config (``monitor.wandb`` / ``monitor.mlflow``; install
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlparse
 
 
 class MetricSink(Protocol):
@@ -56,33 +60,71 @@ class WandbSink:
         self.run = wandb.init(
             project=project, name=name, entity=entity, mode=mode, dir=str(run_dir), config=config
         )
+        # Steps are a metric, not wandb's own step counter: that one must only grow,
+        # and wandb silently drops rows logged for an earlier step (e.g. the trainer's
+        # step N-1 after the explorer's step N when sync_offset > 0).
+        self.run.define_metric("step")
+        self.run.define_metric("*", step_metric="step")
 
     def log(self, metrics: dict[str, Any]) -> None:
-        self.run.log(_numeric(metrics), step=int(metrics.get("step", 0)))
+        self.run.log({**_numeric(metrics), "step": int(metrics.get("step", 0))})
 
     def close(self) -> None:
         self.run.finish()
 
 
+_MLFLOW_BAD_CHARS = re.compile(r"[^A-Za-z0-9_\-. :/]")
+
+
+def mlflow_metric_name(key: str) -> str:
+    """``key`` with the characters MLflow refuses in names replaced (``@`` → ``_at_``)."""
+    return _MLFLOW_BAD_CHARS.sub("_", key.replace("@", "_at_"))
+
+
 class MlflowSink:
+    """Logs to an MLflow tracking store through its client (no process-global active run)."""
+
     def __init__(
         self, tracking_uri: str, experiment: str, run_name: str, params: dict[str, Any]
     ) -> None:
         try:
-            import mlflow
+            from mlflow.exceptions import MlflowException
+            from mlflow.tracking import MlflowClient
         except ImportError as exc:
             raise ImportError(
                 "monitor.mlflow.enabled needs mlflow: pip install 'reinforge[monitor]'"
             ) from exc
-        self.mlflow = mlflow
-        mlflow.set_tracking_uri(tracking_uri)
-        mlflow.set_experiment(experiment)
-        self.run = mlflow.start_run(run_name=run_name)
-        mlflow.log_params({k: str(v)[:250] for k, v in params.items()})
+        if urlparse(tracking_uri).scheme in ("", "file"):
+            # MLflow 3 refuses the local file store unless asked to keep it; it is what
+            # the default RUN_DIR/mlruns uses (the database store needs extra packages).
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        self.client = MlflowClient(tracking_uri)
+        found = self.client.get_experiment_by_name(experiment)
+        if found is None:
+            try:
+                experiment_id = self.client.create_experiment(experiment)
+            except MlflowException:  # created meanwhile by a process sharing the store
+                found = self.client.get_experiment_by_name(experiment)
+                if found is None:
+                    raise
+                experiment_id = found.experiment_id
+        else:
+            experiment_id = found.experiment_id
+        self.run_id = self.client.create_run(experiment_id, run_name=run_name).info.run_id
+        from mlflow.entities import Param
+
+        self.client.log_batch(
+            self.run_id, params=[Param(k, str(v)[:250]) for k, v in params.items()]
+        )
 
     def log(self, metrics: dict[str, Any]) -> None:
-        clean = {k.replace("@", "_at_"): v for k, v in _numeric(metrics).items()}
-        self.mlflow.log_metrics(clean, step=int(metrics.get("step", 0)))
+        from mlflow.entities import Metric
+
+        step = int(metrics.get("step", 0))
+        now = int(time.time() * 1000)
+        batch = [Metric(mlflow_metric_name(k), v, now, step) for k, v in _numeric(metrics).items()]
+        if batch:
+            self.client.log_batch(self.run_id, metrics=batch)
 
     def close(self) -> None:
-        self.mlflow.end_run()
+        self.client.set_terminated(self.run_id)

@@ -53,11 +53,15 @@ class CheckpointManager:
         tmp = self.root / f".tmp-step_{step}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        state = write(tmp)
-        with open(tmp / STATE_FILE, "w", encoding="utf-8") as fh:
-            json.dump({"step": step, **state}, fh, indent=2)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            state = write(tmp)
+            with open(tmp / STATE_FILE, "w", encoding="utf-8") as fh:
+                json.dump({"step": step, **state}, fh, indent=2)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         target = self.root / f"step_{step}"
         if target.exists():
             shutil.rmtree(target)
@@ -91,6 +95,20 @@ def read_state(path: Path) -> dict[str, Any]:
     return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
 
 
+def _load_weights(model_dir: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a HF model directory saved with safetensors (single file or shards)."""
+    from safetensors.torch import load_file
+
+    index = model_dir / "model.safetensors.index.json"
+    if not index.is_file():
+        return load_file(model_dir / "model.safetensors")
+    shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+    weights: dict[str, torch.Tensor] = {}
+    for shard in shards:
+        weights.update(load_file(model_dir / shard))
+    return weights
+
+
 def save_trainer(trainer: Any, folder: Path) -> dict[str, Any]:
     """Write the trainer's weights (or adapter), optimiser and scheduler into ``folder``."""
     trainer.model.save_pretrained(folder / "model", safe_serialization=True)
@@ -106,38 +124,60 @@ def save_trainer(trainer: Any, folder: Path) -> dict[str, Any]:
 
 
 def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
-    """Restore what ``save_trainer`` wrote; raises if anything is missing or corrupt."""
+    """Restore what ``save_trainer`` wrote; raises if anything is missing or corrupt.
+
+    Every file is read and checked before the trainer is touched, so a checkpoint
+    that fails to load leaves the trainer as it was (and the caller can fall back to
+    an older checkpoint, or start fresh, without half-restored weights).
+    """
     from safetensors.torch import load_file
 
     if bool(state.get("lora")) != hasattr(trainer.model, "peft_config"):
         raise ValueError("checkpoint and config disagree on LoRA")
+    global_step, model_version = int(state["global_step"]), int(state["model_version"])
     model_dir = folder / "model"
     if state.get("lora"):
-        from peft import set_peft_model_state_dict
+        from peft import get_peft_model_state_dict
 
-        set_peft_model_state_dict(trainer.model, load_file(model_dir / "adapter_model.safetensors"))
+        weights = load_file(model_dir / "adapter_model.safetensors")
+        own = get_peft_model_state_dict(trainer.model)
     else:
-        weights = load_file(model_dir / "model.safetensors")
-        missing, unexpected = trainer.model.load_state_dict(weights, strict=False)
-        missing = [k for k in missing if "lm_head" not in k]  # tied to the embeddings
-        if missing or unexpected:
-            raise ValueError(
-                f"weights do not match the model (missing {missing[:3]}, unexpected {unexpected[:3]})"
-            )
+        weights = _load_weights(model_dir)
+        own = trainer.model.state_dict()
+    missing = [k for k in own if k not in weights and "lm_head" not in k]  # lm_head: tied
+    unexpected = [k for k in weights if k not in own]
+    wrong = [k for k, v in weights.items() if k in own and v.shape != own[k].shape]
+    if missing or unexpected or wrong:
+        raise ValueError(
+            f"weights do not match the model (missing {missing[:3]}, unexpected "
+            f"{unexpected[:3]}, wrong shape {wrong[:3]})"
+        )
     optim = torch.load(folder / "optim.pt", weights_only=True)
+    if not isinstance(optim, dict) or not {"optimizer", "scheduler"} <= set(optim):
+        raise ValueError(f"{folder / 'optim.pt'} holds no optimizer and scheduler state")
+    # everything read: now apply (the optimiser first: it validates the param groups)
+    saved_optimizer = trainer.optimizer.state_dict()
     trainer.optimizer.load_state_dict(optim["optimizer"])
+    try:
+        if state.get("lora"):
+            from peft import set_peft_model_state_dict
+
+            set_peft_model_state_dict(trainer.model, weights)
+        else:
+            trainer.model.load_state_dict(weights, strict=False)
+    except Exception:
+        trainer.optimizer.load_state_dict(saved_optimizer)
+        raise
     trainer.scheduler.load_state_dict(optim["scheduler"])
-    trainer.global_step = int(state["global_step"])
-    trainer.model_version = int(state["model_version"])
+    trainer.global_step = global_step
+    trainer.model_version = model_version
 
 
 def policy_weights(folder: Path, base_model_path: str | Path) -> dict[str, torch.Tensor]:
     """The weights an inference engine needs to act as the policy saved in ``folder``."""
-    from safetensors.torch import load_file
-
     state = read_state(folder)
     if not state.get("lora"):
-        return load_file(folder / "model" / "model.safetensors")
+        return _load_weights(folder / "model")
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
