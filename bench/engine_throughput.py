@@ -62,6 +62,11 @@ class RunResult:
     mean_latency: float  # mean time from submission to completion of a request
     steps: int  # decode steps (forward passes after the prefill)
     mean_rows: float  # rows per decode step, on average
+    cpu_seconds: float  # process CPU time: less sensitive than wall time to other load
+
+    @property
+    def tok_per_cpu_s(self) -> float:
+        return self.useful_tokens / self.cpu_seconds
 
     @property
     def tok_per_s(self) -> float:
@@ -106,6 +111,7 @@ def run_engine(
         return callback
 
     before = dict(engine.stats)
+    cpu_start = time.process_time()
     start = time.perf_counter()
     futures = []
     for i, ids in enumerate(prompts):
@@ -117,13 +123,14 @@ def run_engine(
         futures.append(fut)
     results = [f.result() for f in futures]
     seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
     useful = sum(useful_length(c.token_ids, eos) for comps in results for c in comps)
     latency = statistics.mean(t - start for t in done_at)
     steps = int(engine.stats["decode_steps"] - before["decode_steps"])
     sampled = engine.stats["generated_tokens"] - before["generated_tokens"]
     # every sampled token but the first of each row comes from a decode step
     mean_rows = (sampled - len(prompts) * args.n) / max(steps, 1)
-    return RunResult(seconds, useful, latency, steps, mean_rows)
+    return RunResult(seconds, useful, latency, steps, mean_rows, cpu_seconds)
 
 
 def run_generate(
@@ -143,6 +150,7 @@ def run_generate(
         mask[i, width - len(p) :] = 1
     torch.manual_seed(seed)
     eos = set(eos_ids)
+    cpu_start = time.process_time()
     start = time.perf_counter()
     with torch.inference_mode():
         out = model.generate(
@@ -158,14 +166,16 @@ def run_generate(
             pad_token_id=pad_id,
         )
     seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
     useful = sum(useful_length(row[width:].tolist(), eos) for row in out)
-    return RunResult(seconds, useful, seconds, out.shape[1] - width - 1, float(out.shape[0]))
+    steps = out.shape[1] - width - 1
+    return RunResult(seconds, useful, seconds, steps, float(out.shape[0]), cpu_seconds)
 
 
 def describe(r: RunResult) -> str:
     return (
         f"{r.tok_per_s:6.1f} tok/s ({r.useful_tokens} tok in {r.seconds:.2f} s, "
-        f"{r.steps} steps x {r.mean_rows:.1f} rows)"
+        f"cpu {r.cpu_seconds:.1f} s, {r.steps} steps x {r.mean_rows:.1f} rows)"
     )
 
 
@@ -213,16 +223,15 @@ def main() -> None:
         for fn in sides.values():
             fn(-1)
     results: dict[str, list[RunResult]] = {name: [] for name in sides}
-    ratios: list[float] = []
     for rep in range(args.repeats):
         order = ["engine", "generate"] if rep % 2 == 0 else ["generate", "engine"]
         seed = 1000 * (rep + 1)
         for name in order:
             results[name].append(sides[name](seed))
         eng, gen = results["engine"][-1], results["generate"][-1]
-        ratios.append(eng.tok_per_s / gen.tok_per_s)
         print(
-            f"rep {rep}: engine {describe(eng)}  generate {describe(gen)}  ratio {ratios[-1]:.2f}x",
+            f"rep {rep}: engine {describe(eng)}  generate {describe(gen)}  "
+            f"ratio {eng.tok_per_s / gen.tok_per_s:.2f}x",
             flush=True,
         )
     engine.close()
@@ -234,11 +243,27 @@ def main() -> None:
     for name in sides:
         print(
             f"{name:9s} useful {med(name, 'tok_per_s'):7.1f} tok/s  "
+            f"{med(name, 'tok_per_cpu_s'):6.1f} tok/cpu-s  "
             f"time-to-completion {med(name, 'seconds'):.2f} s  "
             f"mean request latency {med(name, 'mean_latency'):.2f} s  "
             f"useful tokens {med(name, 'useful_tokens'):.0f}"
         )
-    print(f"ratio engine/generate (median of per-rep ratios): {statistics.median(ratios):.2f}x")
+
+    def ratio(metric: Any) -> float:
+        pairs = zip(results["engine"], results["generate"], strict=True)
+        return statistics.median(metric(e, g) for e, g in pairs)
+
+    print(
+        f"ratio engine/generate, useful tok/s:     {ratio(lambda e, g: e.tok_per_s / g.tok_per_s):.2f}x"
+    )
+    print(
+        f"ratio engine/generate, useful tok/cpu-s: "
+        f"{ratio(lambda e, g: e.tok_per_cpu_s / g.tok_per_cpu_s):.2f}x"
+    )
+    print(
+        f"time-to-completion generate/engine:      {ratio(lambda e, g: g.seconds / e.seconds):.2f}x"
+    )
+    print("(medians of per-repetition ratios)")
 
 
 if __name__ == "__main__":

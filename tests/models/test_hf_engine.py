@@ -323,6 +323,11 @@ def test_update_weights_changes_outputs_and_version(own_engine: HFEngine) -> Non
     assert_exact(own_engine.model, prompt, after)
     own_engine.update_weights({}, version=7)
     assert own_engine.model_version == 7
+    # names from another model (e.g. a PEFT wrapper's prefixes) fail loudly
+    weight = own_engine.model.state_dict()["model.norm.weight"]
+    with pytest.raises(ValueError, match="names the model does not have"):
+        own_engine.update_weights({"base_model.model.model.norm.weight": weight})
+    assert own_engine.model_version == 7
 
 
 def test_close_fails_pending_futures(tiny_model_and_tokenizer: tuple[Any, Any]) -> None:

@@ -477,8 +477,18 @@ class HFEngine(InferenceEngine):
         self._refresh_row_params()
 
     def _apply_updates(self) -> None:
+        known = set(self.model.state_dict())
         for upd in self._updates:
             try:
+                # partial updates (e.g. only LoRA-merged layers) are fine; names the
+                # model does not have would be ignored by strict=False, and an update
+                # that silently changes nothing is worse than an error
+                unknown = sorted(set(upd.state_dict) - known)
+                if unknown:
+                    raise ValueError(
+                        f"update_weights got {len(unknown)} names the model does not have, "
+                        f"e.g. {unknown[:3]}; expected names like {sorted(known)[:2]}"
+                    )
                 self.model.load_state_dict(upd.state_dict, strict=False)
                 self._model_version = (
                     self._model_version + 1 if upd.version is None else upd.version
