@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import random
 import re
@@ -190,6 +191,9 @@ def measure(
 
 
 def main() -> None:
+    # As the `reinforge` command does: start-up objects (torch, transformers) move to
+    # the permanent generation, so full collections do not rescan them.
+    gc.freeze()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)

@@ -29,11 +29,15 @@ def make_question(rng: random.Random, max_operand: int) -> tuple[str, str]:
     return f"What is {a} {op} {b}?", str(value)
 
 
-def generate(seed: int, n_train: int, n_test: int, max_operand: int) -> tuple[list[dict], list[dict]]:
+def generate(
+    seed: int, n_train: int, n_test: int, max_operand: int
+) -> tuple[list[dict], list[dict]]:
     rng = random.Random(seed)
     possible = 2 * max_operand * max_operand + 64  # generous upper bound of distinct questions
     if n_train + n_test > possible:
-        raise ValueError(f"only about {possible} distinct questions exist with max_operand={max_operand}")
+        raise ValueError(
+            f"only about {possible} distinct questions exist with max_operand={max_operand}"
+        )
     seen: set[str] = set()
     rows: list[dict] = []
     while len(rows) < n_train + n_test:
@@ -46,7 +50,9 @@ def generate(seed: int, n_train: int, n_test: int, max_operand: int) -> tuple[li
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train", type=int, default=500)
     parser.add_argument("--test", type=int, default=100)

@@ -15,7 +15,9 @@ REINFORGE = [sys.executable, "-m", "reinforge.cli.main"]
 
 def run(args, cwd, env_extra=None, check=False):
     env = {**os.environ, "PYTHONPATH": str(cwd), **(env_extra or {})}
-    proc = subprocess.run([*REINFORGE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [*REINFORGE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
+    )
     if check and proc.returncode != 0:
         raise AssertionError(proc.stdout + proc.stderr)
     return proc
@@ -94,7 +96,9 @@ def test_explore_prints_summary_and_accuracy_and_writes_files(project):
     assert "experiences stored" in proc.stdout
     db = project / "run" / "buffer.db"
     assert sqlite3.connect(db).execute("select count(*) from experiences").fetchone()[0] == 24
-    metrics = [json.loads(line) for line in (project / "run" / "metrics.jsonl").read_text().splitlines()]
+    metrics = [
+        json.loads(line) for line in (project / "run" / "metrics.jsonl").read_text().splitlines()
+    ]
     assert [m["step"] for m in metrics] == [1, 2, 3]
     out = run(["export-buffer", str(db), "exp.jsonl"], project, check=True)
     assert "wrote 24 experiences" in out.stdout
@@ -109,7 +113,9 @@ def test_eval_prints_mean_at_n(project):
 
 
 def test_bad_config_exits_2_with_key_path(project):
-    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow").replace("batch_size: 4", "batch_size: four"))
+    (project / "cfg.yaml").write_text(
+        CONFIG.format(workflow="simple_workflow").replace("batch_size: 4", "batch_size: four")
+    )
     proc = run(["explore", "-c", "cfg.yaml"], project)
     assert proc.returncode == 2
     assert "cfg.yaml: buffer.batch_size: Input should be a valid integer" in proc.stderr
@@ -125,7 +131,9 @@ def test_unknown_workflow_exits_2_listing_known(project):
 
 def test_missing_model_names_the_fix(project):
     (project / "cfg.yaml").write_text(
-        CONFIG.format(workflow="simple_workflow").replace("engine: mock", "engine: hf\n  model_path: /no/such/model-dir")
+        CONFIG.format(workflow="simple_workflow").replace(
+            "engine: mock", "engine: hf\n  model_path: /no/such/model-dir"
+        )
     )
     proc = run(["explore", "-c", "cfg.yaml"], project)
     assert proc.returncode == 2
@@ -134,7 +142,11 @@ def test_missing_model_names_the_fix(project):
 
 def test_set_override(project):
     (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
-    run(["explore", "-c", "cfg.yaml", "--set", "buffer.total_steps=1", "--run-dir", "other"], project, check=True)
+    run(
+        ["explore", "-c", "cfg.yaml", "--set", "buffer.total_steps=1", "--run-dir", "other"],
+        project,
+        check=True,
+    )
     db = project / "other" / "buffer.db"
     assert sqlite3.connect(db).execute("select count(*) from experiences").fetchone()[0] == 8
 

@@ -89,20 +89,31 @@ def test_overrides(tmp_path):
 
 
 def test_taskset_needs_exactly_one_source(tmp_path):
-    path = write(tmp_path, BASE.replace("path: data.jsonl", "reasoning_gym: {name: basic_arithmetic}\n      path: x.jsonl"))
+    path = write(
+        tmp_path,
+        BASE.replace(
+            "path: data.jsonl", "reasoning_gym: {name: basic_arithmetic}\n      path: x.jsonl"
+        ),
+    )
     with pytest.raises(ConfigError, match="exactly one of 'path' or 'reasoning_gym'"):
         load_config(path)
 
 
 def test_out_of_range_value(tmp_path):
     path = write(tmp_path, BASE + "      rollout_args:\n        temperature: -1\n")
-    with pytest.raises(ConfigError, match=r"taskset.rollout_args.temperature: Input should be greater than or equal to 0"):
+    with pytest.raises(
+        ConfigError,
+        match=r"taskset.rollout_args.temperature: Input should be greater than or equal to 0",
+    ):
         load_config(path)
 
 
 def test_override_inside_a_list_and_bad_override(tmp_path):
-    text = BASE + "    eval_tasksets:\n      - path: e.jsonl\n        default_workflow_type: simple_workflow\n"
+    text = (
+        BASE
+        + "    eval_tasksets:\n      - path: e.jsonl\n        default_workflow_type: simple_workflow\n"
+    )
     cfg = load_config(write(tmp_path, text), ["buffer.explorer_input.eval_tasksets.0.limit=7"])
     assert cfg.buffer.explorer_input.eval_tasksets[0].limit == 7
-    with pytest.raises(ConfigError, match="must look like key.path=value"):
+    with pytest.raises(ConfigError, match=r"must look like key\.path=value"):
         load_config(write(tmp_path, text), ["buffer.batch_size"])

@@ -22,7 +22,11 @@ def test_stored_tokens_decode_and_logprobs_match_a_fresh_forward_pass(tmp_path):
     cfg = config_from_dict(
         {
             "run_dir": str(tmp_path / "run"),
-            "model": {"model_path": "smollm2-135m-instruct", "engine": "hf", "max_response_tokens": 24},
+            "model": {
+                "model_path": "smollm2-135m-instruct",
+                "engine": "hf",
+                "max_response_tokens": 24,
+            },
             "buffer": {
                 "batch_size": 3,
                 "explorer_input": {
@@ -39,7 +43,9 @@ def test_stored_tokens_decode_and_logprobs_match_a_fresh_forward_pass(tmp_path):
         },
         config_dir=str(tmp_path),
     )
-    explorer = Explorer.from_config(cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
     try:
         summary = asyncio.run(explorer.explore())
     finally:
@@ -57,5 +63,7 @@ def test_stored_tokens_decode_and_logprobs_match_a_fresh_forward_pass(tmp_path):
         assert exp.reward in (0.0, 1.0)
         with torch.no_grad():
             logits = model(exp.tokens[None]).logits[0, :-1].float()
-        fresh = torch.log_softmax(logits, -1).gather(-1, exp.tokens[1:, None])[:, 0][exp.prompt_length - 1 :]
+        fresh = torch.log_softmax(logits, -1).gather(-1, exp.tokens[1:, None])[:, 0][
+            exp.prompt_length - 1 :
+        ]
         torch.testing.assert_close(exp.logprobs, fresh, atol=2e-3, rtol=0)

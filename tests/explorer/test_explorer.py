@@ -70,7 +70,9 @@ def make_config(tmp_path, workflow="simple_workflow", reward="test_boxed_int", *
 
 
 def run_explore(cfg):
-    explorer = Explorer.from_config(cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
     try:
         return asyncio.run(explorer.explore())
     finally:
@@ -106,7 +108,11 @@ def test_epochs_repeat_the_taskset(tmp_path):
 
 
 def test_failures_and_malformed_rows_are_recorded_and_run_continues(tmp_path):
-    write_taskset(tmp_path / "tasks.jsonl", 10, extra_lines=['{"question": "broken', '{"question": "no answer"}'])
+    write_taskset(
+        tmp_path / "tasks.jsonl",
+        10,
+        extra_lines=['{"question": "broken', '{"question": "no answer"}'],
+    )
     cfg = make_config(tmp_path, workflow="test_fails_on_odd", reward=None)
     summary = run_explore(cfg)
     storage = SQLiteExperienceStorage(cfg.storage_path)
@@ -140,7 +146,9 @@ def test_second_run_appends_and_loses_nothing(tmp_path):
 def test_evaluate_reports_pass_metrics(tmp_path):
     write_taskset(tmp_path / "tasks.jsonl", 8)
     cfg = make_config(tmp_path)
-    explorer = Explorer.from_config(cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
     try:
         metrics = asyncio.run(explorer.evaluate())
     finally:

@@ -100,7 +100,11 @@ def test_retries_are_bounded():
 
 def test_hanging_sync_workflow_times_out_and_runner_keeps_working():
     start = time.monotonic()
-    results = _run([_task("test_hangs", 0), _task("test_ok", 1), _task("test_ok", 2)], timeout=0.5, concurrency=1)
+    results = _run(
+        [_task("test_hangs", 0), _task("test_ok", 1), _task("test_ok", 2)],
+        timeout=0.5,
+        concurrency=1,
+    )
     assert time.monotonic() - start < 10
     assert [r.status for r in results] == [TIMEOUT, OK, OK]
     assert "timed out after 0.5s" in results[0].error
@@ -113,7 +117,12 @@ def test_hanging_async_workflow_times_out():
 
 def test_hanging_reward_fn_times_out_the_task():
     tasks = [
-        Task(workflow="simple_workflow", reward_fn="test_hanging_reward", raw_task={"prompt": "1 + 1", "response": "2"}, task_id=0),
+        Task(
+            workflow="simple_workflow",
+            reward_fn="test_hanging_reward",
+            raw_task={"prompt": "1 + 1", "response": "2"},
+            task_id=0,
+        ),
         _task("test_ok", 1),
     ]
     results = _run(tasks, timeout=0.5)
@@ -131,7 +140,13 @@ def test_unknown_workflow_name_is_reported_per_task():
     runner = WorkflowRunner(engine)
     from reinforge.explorer.messages import TaskRequest
 
-    req = TaskRequest(task=_task("no_such_workflow", 0).to_dict(), repeat_times=1, run_id_base=0, timeout=5, max_retries=0)
+    req = TaskRequest(
+        task=_task("no_such_workflow", 0).to_dict(),
+        repeat_times=1,
+        run_id_base=0,
+        timeout=5,
+        max_retries=0,
+    )
     result = asyncio.run(runner.run(req))
     assert result.status == FAILED and "unknown workflow 'no_such_workflow'" in result.error
 

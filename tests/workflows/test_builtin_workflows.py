@@ -57,7 +57,12 @@ def test_builtin_workflow_produces_scored_group(name):
         assert e.messages[-1]["role"] == "assistant"
         assert e.prompt_text.endswith("assistant\n")
     # replies alternate right / wrong by sample index
-    assert [e.metrics["accuracy"] for e in sorted(exps, key=lambda e: e.eid.run)] == [1.0, 0.0, 1.0, 0.0]
+    assert [e.metrics["accuracy"] for e in sorted(exps, key=lambda e: e.eid.run)] == [
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+    ]
 
 
 def test_reset_switches_task(model):
@@ -87,7 +92,9 @@ def test_simple_workflow_without_reward_fn_is_an_error(model):
 
 
 def test_unknown_workflow_lists_known_names(model):
-    with pytest.raises(RegistryError, match=r"unknown workflow 'simpel_workflow'.*Did you mean 'simple_workflow'"):
+    with pytest.raises(
+        RegistryError, match=r"unknown workflow 'simpel_workflow'.*Did you mean 'simple_workflow'"
+    ):
         make_task("simpel_workflow").to_workflow(model)
 
 
@@ -104,3 +111,10 @@ def test_deprecated_flags_still_answer(model):
         assert wf.resettable is True
     with pytest.warns(DeprecationWarning):
         assert wf.repeatable is True
+
+
+def test_prompt_template_wraps_the_row_prompt():
+    task = make_task("simple_workflow")
+    task.format_args.prompt_template = "{prompt} Answer with just the number."
+    wf = task.to_workflow(ModelWrapper(MockEngine()))
+    assert wf.format_messages()[-1] == {"role": "user", "content": "What is 2 + 3? Answer with just the number."}

@@ -1,6 +1,6 @@
 """The full example of Trinity-RFT's workflow guide runs unchanged but for its imports."""
 
-from typing import List  # noqa: UP035  (kept exactly as users wrote it)
+from typing import List
 
 from reinforge import WORKFLOWS, Experience, ModelWrapper, Task, Workflow
 from reinforge.core import FormatConfig, GenerationConfig

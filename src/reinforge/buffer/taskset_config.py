@@ -22,7 +22,9 @@ class FormatSection(_Strict):
     system_prompt: str | None = None
     system_prompt_key: str | None = None
     reply_prefix: str | None = None
-    prompt_template: str | None = Field(None, description="user message; '{prompt}' is replaced by the row's prompt")
+    prompt_template: str | None = Field(
+        None, description="user message; '{prompt}' is replaced by the row's prompt"
+    )
     chat_template: str | None = None
     tools_key: str = "tools"
 

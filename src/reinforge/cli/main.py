@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from pathlib import Path
 from typing import Annotated
@@ -224,6 +225,10 @@ def main() -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    # Objects created at import time (torch, transformers, ...) live for the whole
+    # run; moving them to the permanent generation makes full garbage collections,
+    # which the explorer triggers often, cheap (about 12% of explorer overhead).
+    gc.freeze()
     app()
 
 

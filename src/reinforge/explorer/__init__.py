@@ -1,7 +1,7 @@
 """The explorer: runs workflows concurrently against the current policy."""
 
-from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.cursor import TasksetCursor
+from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.explorer import Explorer, ExploreSummary, StepOutput
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.explorer.messages import TaskRequest, TaskResult

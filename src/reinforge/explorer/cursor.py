@@ -47,7 +47,11 @@ class TasksetCursor:
         return {"epoch": self.epoch, "offset": self.offset, "step": self.step}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.epoch, self.offset, self.step = int(state["epoch"]), int(state["offset"]), int(state["step"])
+        self.epoch, self.offset, self.step = (
+            int(state["epoch"]),
+            int(state["offset"]),
+            int(state["step"]),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

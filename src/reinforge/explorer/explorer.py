@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-import reinforge.rewards  # noqa: F401  (registers the built-in reward functions)
+import reinforge.rewards  # registers the built-in reward functions
 import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
 from reinforge.buffer import SQLiteExperienceStorage, TaskRecord, load_taskset
 from reinforge.buffer.buffer_config import BufferConfig
@@ -222,7 +222,9 @@ class Explorer:
         for task in batch:
             task.batch_id = step
         step_start = time.monotonic()
-        results = await self._run_tasks(batch, self._taskset_name, f"step {step} (epoch {cursor.epoch + 1})")
+        results = await self._run_tasks(
+            batch, self._taskset_name, f"step {step} (epoch {cursor.epoch + 1})"
+        )
         exps = [e for r in results for e in r.experiences]
         metrics: dict[str, float] = {"step": step, **step_metrics(results, "explore/")}
         if self.pipeline is not None:
