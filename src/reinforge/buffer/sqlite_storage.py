@@ -133,7 +133,9 @@ class SQLiteExperienceStorage:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine = create_engine(f"sqlite:///{self.path}")
+        # timeout: wait for another process's lock (e.g. its WAL switch) from the
+        # very first statement instead of failing with "database is locked"
+        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": 30})
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._create_tables()
         self._lock = threading.Lock()
@@ -279,7 +281,7 @@ class SQLiteExperienceStorage:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.close()
