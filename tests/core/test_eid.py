@@ -64,3 +64,19 @@ def test_group_by() -> None:
     assert len(Experience.group_by(exps, "step")) == 8
     assert len(Experience.group_by(exps, "uid")) == 8
     assert by_task["0/1"] == [e for e in exps if e.eid.task == 1]
+
+
+def test_from_str_keeps_slashes_in_task_ids_and_leading_zeros():
+    from reinforge.core import EID
+
+    eid = EID(batch=3, task="gsm8k/12", run=2, step=1)
+    back = EID.from_str(eid.to_str())
+    assert (back.batch, back.task, back.run, back.step, back.suffix) == (
+        3,
+        "gsm8k/12",
+        2,
+        1,
+        eid.suffix,
+    )
+    odd = EID.from_str(EID(batch="007", task="-1", run=0, step=0).to_str())
+    assert odd.batch == "007" and odd.task == -1

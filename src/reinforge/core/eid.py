@@ -55,10 +55,12 @@ class EID:
 
     @classmethod
     def from_str(cls, text: str) -> EID:
-        parts = text.split("/")
-        if len(parts) != 5:
+        """Inverse of ``to_str``; a task id may itself contain "/" (e.g. ``gsm8k/12``)."""
+        parts = text.rsplit("/", 3)
+        batch, sep, task = parts[0].partition("/")
+        if len(parts) != 4 or not sep:
             raise ValueError(f"malformed EID '{text}': expected batch/task/run/step/suffix")
-        batch, task, run, step, suffix = parts
+        _, run, step, suffix = parts
         return cls(
             batch=_maybe_int(batch),
             task=_maybe_int(task),
@@ -72,4 +74,9 @@ class EID:
 
 
 def _maybe_int(value: str) -> int | str:
-    return int(value) if value.lstrip("-").isdigit() else value
+    """``"12"`` → 12; strings that an int would not print back as (``"007"``) stay strings."""
+    try:
+        number = int(value)
+    except ValueError:
+        return value
+    return number if str(number) == value else value
