@@ -9,8 +9,9 @@ reward functions a timeout worker process imports - do not pull in torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reinforge.core.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -49,14 +50,4 @@ if TYPE_CHECKING:
     from reinforge.workflows import WORKFLOWS, Workflow
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reinforge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports("reinforge", globals(), _EXPORTS)

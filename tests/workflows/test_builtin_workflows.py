@@ -117,4 +117,7 @@ def test_prompt_template_wraps_the_row_prompt():
     task = make_task("simple_workflow")
     task.format_args.prompt_template = "{prompt} Answer with just the number."
     wf = task.to_workflow(ModelWrapper(MockEngine()))
-    assert wf.format_messages()[-1] == {"role": "user", "content": "What is 2 + 3? Answer with just the number."}
+    assert wf.format_messages()[-1] == {
+        "role": "user",
+        "content": "What is 2 + 3? Answer with just the number.",
+    }

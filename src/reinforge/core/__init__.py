@@ -6,8 +6,9 @@ use (PEP 562) and ``from reinforge.core.registry import Registry`` stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reinforge.core.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "EID": "reinforge.core.eid",
@@ -37,14 +38,4 @@ if TYPE_CHECKING:
     from reinforge.core.task import Task
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reinforge.core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports("reinforge.core", globals(), _EXPORTS)
