@@ -335,8 +335,10 @@ def _explore_and_train(project: Path, *args: str, trainer_first: bool = False) -
         explorer = _start(project, *common, *args, "--set", "mode=explore", **env)
         trainer = _start(project, *common, *args, "--set", "mode=train", **env)
     explored, trained = _wait_all(explorer, trainer)
-    for name, result in (("explore", explored), ("train", trained)):
-        assert result.returncode == 0, (name, result.returncode, result.stderr[-3000:])
+    assert (explored.returncode, trained.returncode) == (0, 0), (
+        f"explore rc={explored.returncode}: {explored.stderr[-2000:]}\n"
+        f"train rc={trained.returncode}: {trained.stderr[-2000:]}"
+    )
     return explored.stderr, trained.stderr
 
 

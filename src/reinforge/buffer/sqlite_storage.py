@@ -12,6 +12,7 @@ writes; every ``write`` is one transaction, so a crash never leaves half a batch
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -282,6 +283,16 @@ class SQLiteExperienceStorage:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA busy_timeout=30000")
-    cur.execute("PRAGMA journal_mode=WAL")
+    # WAL is a property of the file: only the first opener switches it. The switch
+    # needs an exclusive lock and SQLite reports "locked" at once instead of waiting
+    # when another process holds the file, so retry for a while.
+    deadline = time.monotonic() + 30
+    while cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
