@@ -14,9 +14,8 @@ from rich.console import Console
 from reinforge.buffer import SQLiteExperienceStorage, TasksetError
 from reinforge.config import ConfigError, ReinforgeConfig, load_config
 from reinforge.core import RegistryError
-from reinforge.explorer import Explorer
+from reinforge.launcher.session import RunSession
 from reinforge.models import ModelNotFoundError
-from reinforge.monitor import ConsoleReporter, JsonlMetrics
 
 app = typer.Typer(
     help="reinforge: reinforcement fine-tuning of LLM agents.",
@@ -47,22 +46,6 @@ def _load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> Re
     return cfg
 
 
-def _explorer(cfg: ReinforgeConfig) -> tuple[Explorer, ConsoleReporter]:
-    run_dir = cfg.resolved_run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
-    jsonl = JsonlMetrics(run_dir / "metrics.jsonl") if cfg.monitor.jsonl else None
-    reporter = ConsoleReporter(jsonl, progress=cfg.monitor.progress)
-    explorer = Explorer.from_config(
-        cfg.model,
-        cfg.buffer,
-        cfg.explorer,
-        cfg.storage_path,
-        config_dir=cfg.config_dir,
-        reporter=reporter,
-    )
-    return explorer, reporter
-
-
 def _fail(exc: BaseException) -> typer.Exit:
     err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
     return typer.Exit(code=2)
@@ -73,15 +56,16 @@ def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -
     """Run workflows over the training taskset and store the experiences in the buffer."""
     try:
         cfg = _load(config, set_, run_dir)
-        explorer, reporter = _explorer(cfg)
+        session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
+    reporter = session.reporter
     try:
-        summary = asyncio.run(explorer.explore())
+        summary = asyncio.run(session.explorer.explore())
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     finally:
-        explorer.close()
+        session.close()
     rows: dict[str, object] = {
         "steps": summary.steps,
         "tasks": summary.tasks,
@@ -103,15 +87,16 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
         cfg = _load(config, set_, run_dir)
         if not cfg.buffer.explorer_input.eval_tasksets:
             raise ConfigError(f"{config}: buffer.explorer_input.eval_tasksets is empty")
-        explorer, reporter = _explorer(cfg)
+        session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
+    reporter = session.reporter
     try:
-        metrics = asyncio.run(explorer.evaluate())
+        metrics = asyncio.run(session.explorer.evaluate())
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     finally:
-        explorer.close()
+        session.close()
     reporter.summary(f"eval: {cfg.project}/{cfg.name}", metrics)
     for key, value in metrics.items():
         if "/mean@" in key:
@@ -125,7 +110,6 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
     Re-running on an existing run directory resumes it.
     """
     from reinforge.launcher.modes import MODES, check_mode
-    from reinforge.launcher.session import RunSession
     from reinforge.monitor import plot_run
 
     try:
