@@ -106,7 +106,11 @@ class Explorer:
         self.reporter = reporter or Reporter()
         runners = [
             WorkflowRunner(
-                engine, runner_id=i, model_name=model_name, default_max_tokens=max_response_tokens
+                engine,
+                runner_id=i,
+                model_name=model_name,
+                default_max_tokens=max_response_tokens,
+                enable_history=explorer.rollout_model.enable_history,
             )
             for i in range(explorer.runner_concurrency)
         ]

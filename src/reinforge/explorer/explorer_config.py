@@ -9,6 +9,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class RolloutModelConfig(_Strict):
+    """How the rollout model is presented to workflows (Trinity's ``explorer.rollout_model``)."""
+
+    enable_history: bool = Field(
+        False,
+        description="record every model call so workflows can call "
+        "model.extract_experience_from_history() (needed by step-wise workflows)",
+    )
+
+
 class ExplorerConfig(_Strict):
     runner_concurrency: int = Field(16, ge=1, description="workflows running at once")
     max_timeout: float = Field(600.0, gt=0, description="seconds per task attempt")
@@ -17,3 +27,4 @@ class ExplorerConfig(_Strict):
     default_reward_fn_type: str | None = None
     eval_interval: int | None = Field(None, ge=1, description="evaluate every N steps (run mode)")
     eval_on_start: bool = Field(True, description="evaluate before the first step (run mode)")
+    rollout_model: RolloutModelConfig = Field(default_factory=RolloutModelConfig)

@@ -217,6 +217,10 @@ class WorkflowRunner:
         self._workflow = None  # it may still be in use by the abandoned thread
 
     def _make_workflow(self, task: Task) -> Any:
+        if self.model.enable_history:
+            # each attempt starts with an empty record: nothing left over from an
+            # earlier task (or a failed attempt) leaks into this one's experiences
+            self.model.extract_experience_from_history()
         cls = task.workflow_cls
         if self._workflow is not None and type(self._workflow) is cls and cls.can_reset:
             self._workflow.reset(task)
