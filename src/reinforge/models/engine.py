@@ -28,6 +28,8 @@ class SamplingParams:
     seed: int | None = None
     stop: list[str] = field(default_factory=list)
     stop_token_ids: list[int] = field(default_factory=list)
+    #: also return this many most likely tokens (with log-probabilities) per position
+    top_logprobs: int = 0
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -38,6 +40,8 @@ class SamplingParams:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if not 0 <= self.top_logprobs <= 20:
+            raise ValueError(f"top_logprobs must be in [0, 20], got {self.top_logprobs}")
 
 
 @dataclass
@@ -52,6 +56,9 @@ class Completion:
     token_ids: list[int]
     logprobs: list[float]
     finish_reason: str  # "stop" (eos or stop string) or "length"
+    #: per position, the ``top_logprobs`` most likely (token id, raw log-probability)
+    #: pairs, most likely first; None unless requested
+    top_logprobs: list[list[tuple[int, float]]] | None = None
 
 
 class InferenceEngine(ABC):

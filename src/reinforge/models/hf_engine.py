@@ -82,6 +82,7 @@ class _Row:
     max_new: int
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    top: list[list[tuple[int, float]]] | None = None
 
 
 @dataclass
@@ -626,6 +627,14 @@ class HFEngine(InferenceEngine):
         for row, tok, lp in zip(rows, chosen.tolist(), logp.tolist(), strict=True):
             row.tokens.append(tok)
             row.logprobs.append(lp)
+        want = [row.request.params.top_logprobs for row in rows]
+        if any(want):
+            values, ids = raw.topk(max(want), dim=-1)
+            for row, k, vs, ts in zip(rows, want, values.tolist(), ids.tolist(), strict=True):
+                if k:
+                    if row.top is None:
+                        row.top = []
+                    row.top.append(list(zip(ts[:k], vs[:k], strict=True)))
         self.stats["generated_tokens"] += len(rows)
         return chosen
 
@@ -650,7 +659,7 @@ class HFEngine(InferenceEngine):
                 keep.append(i)
                 continue
             req = row.request
-            req.results[row.index] = Completion(row.tokens, row.logprobs, reason)
+            req.results[row.index] = Completion(row.tokens, row.logprobs, reason, row.top)
             req.remaining -= 1
             if req.remaining == 0 and not req.future.done():
                 req.future.set_result(req.results)

@@ -115,7 +115,14 @@ class MockEngine(InferenceEngine):
             logprobs = [
                 -0.05 - ((t * 31 + (start + j) * 17) % 97) / 100.0 for j, t in enumerate(ids)
             ]
-            out.append(Completion(token_ids=ids, logprobs=logprobs, finish_reason=finish))
+            # The scripted policy knows only its own choice: the sampled token is the
+            # single "most likely" alternative it can report.
+            top = (
+                [[(t, lp)] for t, lp in zip(ids, logprobs, strict=True)]
+                if params.top_logprobs
+                else None
+            )
+            out.append(Completion(ids, logprobs, finish, top))
         return done_future(out)
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -21,11 +22,19 @@ import numpy as np
 import torch
 
 from reinforge.core import Experience, GenerationConfig
+from reinforge.models.conversation import TurnIndex
 from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
+from reinforge.models.history import merge_conversations
+from reinforge.models.tool_format import (
+    parse_tool_calls,
+    prepare_messages,
+    template_supports_tools,
+)
 
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
 _SAMPLING_KEYS = {f.name for f in fields(SamplingParams)}
 _IGNORED_KEYS = {"logprobs"}  # log-probabilities are always returned
+HISTORY_SHAPES = ("turn", "conversation")
 _ATOMIC = (str, int, float, bool, type(None))
 _CONFIG_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -54,6 +63,10 @@ def _float_tensor(values: list[float]) -> torch.Tensor:
     return torch.from_numpy(np.array(values, dtype=np.float32))
 
 
+def _tools_key(tools: list[dict] | None) -> str:
+    return "" if not tools else json.dumps(tools, sort_keys=True)
+
+
 def validate_messages(messages: Any) -> list[dict[str, Any]]:
     """Check the OpenAI-style message list shape; raise ValueError naming the bad entry."""
     if not isinstance(messages, Sequence) or isinstance(messages, str) or not messages:
@@ -74,6 +87,10 @@ def validate_messages(messages: Any) -> list[dict[str, Any]]:
     return list(messages)
 
 
+class ContextLengthError(ValueError):
+    """A prompt leaves no room for a reply within the engine's ``max_model_len``."""
+
+
 class ModelWrapper:
     """The rollout model handed to workflows."""
 
@@ -85,14 +102,23 @@ class ModelWrapper:
         enable_history: bool = False,
         default_max_tokens: int = 256,
         chat_template: str | None = None,
+        history_shape: str = "turn",
     ) -> None:
+        if history_shape not in HISTORY_SHAPES:
+            raise ValueError(
+                f"history_shape must be one of {HISTORY_SHAPES}, got {history_shape!r}"
+            )
         self.engine = engine
         self.model_name = model_name or getattr(engine, "model_path", None) or type(engine).__name__
         self.enable_history = enable_history
+        self.history_shape = history_shape
         self.default_max_tokens = default_max_tokens
         self.chat_template = chat_template
         self.history: list[Experience] = []
         self._history_lock = threading.Lock()
+        self._turns: TurnIndex | None = None
+        self._native_tools: bool | None = None
+        self._openai: dict[str, Any] = {}
 
     @property
     def model_version(self) -> int:
@@ -142,13 +168,74 @@ class ModelWrapper:
                 out[name] = value if isinstance(value, _ATOMIC) else _copy_value(value)
         return out
 
+    @property
+    def native_tools(self) -> bool:
+        """Whether the chat template renders tools and tool calls itself."""
+        if self._native_tools is None:
+            source = self.chat_template or getattr(
+                getattr(self.tokenizer, "hf", None), "chat_template", None
+            )
+            self._native_tools = template_supports_tools(source)
+        return self._native_tools
+
+    def render_text(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        """The chat template's text for OpenAI-style messages (tool calls included)."""
+        native = self.native_tools
+        return self.tokenizer.render_chat(
+            prepare_messages(messages, tools, native),
+            add_generation_prompt=add_generation_prompt,
+            tools=tools if native else None,
+            chat_template=self.chat_template,
+        )
+
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict] | None = None
     ) -> tuple[str, list[int]]:
-        text = self.tokenizer.render_chat(
-            messages, add_generation_prompt=True, tools=tools, chat_template=self.chat_template
-        )
+        """Prompt text and ids of a fresh rendering (no bridging to earlier turns)."""
+        text = self.render_text(messages, tools)
         return text, self.tokenizer.encode(text)
+
+    @property
+    def turns(self) -> TurnIndex:
+        if self._turns is None:
+            self._turns = TurnIndex(self.tokenizer, self.render_text)
+        return self._turns
+
+    def _prompt(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None
+    ) -> tuple[str, list[int], int | None]:
+        """Prompt text and ids; a continued conversation keeps its earlier sampled ids."""
+        text = self.render_text(messages, tools)
+        if any(m.get("role") == "assistant" for m in messages):
+            bridge = self.turns.bridge(messages, tools, _tools_key(tools), text)
+            if bridge is not None:
+                return bridge.prompt_text, bridge.prompt_ids, bridge.parent.turn_id
+        return text, self.tokenizer.encode(text), None
+
+    def _check_length(self, ids: list[int], parent: int | None) -> None:
+        limit = getattr(self.engine, "max_model_len", None)
+        if limit is None or len(ids) < limit:
+            return
+        if parent is not None:
+            self._mark_truncated(parent)
+        raise ContextLengthError(
+            f"the prompt has {len(ids)} tokens, but the model's context length is {limit}: "
+            "no room for a reply; shorten the conversation"
+        )
+
+    def _mark_truncated(self, turn_id: int) -> None:
+        """The conversation that ``turn_id`` belongs to hit the context length."""
+        with self._history_lock:
+            for exp in reversed(self.history):
+                if exp.info.get("turn_id") == turn_id:
+                    exp.truncate_status = "prompt_truncated"
+                    exp.info["context_length_exceeded"] = True
+                    return
 
     def _experiences(
         self,
@@ -158,40 +245,75 @@ class ModelWrapper:
         params: SamplingParams,
         messages: list[dict[str, Any]] | None,
         tools: list[dict] | None = None,
+        parent: int | None = None,
     ) -> list[Experience]:
         out = []
         version = self.model_version
+        turns = self.turns if messages is not None else None
         for comp in completions:
             text = self.tokenizer.decode(comp.token_ids)
             for stop in params.stop:
                 cut = text.find(stop)
                 if cut != -1:
                     text = text[:cut]
+            reply: dict[str, Any] = {"role": "assistant", "content": text}
+            parsed = parse_tool_calls(text) if tools else None
+            if parsed is not None and parsed.tool_calls:
+                reply = {
+                    "role": "assistant",
+                    "content": parsed.content,
+                    "tool_calls": parsed.tool_calls,
+                }
             exp = Experience(
                 tokens=_long_tensor(prompt_ids + comp.token_ids),
                 prompt_length=len(prompt_ids),
                 logprobs=_float_tensor(comp.logprobs),
                 prompt_text=prompt_text,
                 response_text=text,
-                messages=None
-                if messages is None
-                else [*messages, {"role": "assistant", "content": text}],
+                messages=None if messages is None else [*messages, reply],
                 tools=tools,
                 truncate_status="response_truncated" if comp.finish_reason == "length" else None,
                 info={"model_version": version, "finish_reason": comp.finish_reason},
             )
+            if comp.top_logprobs is not None:
+                exp.info["top_logprobs"] = comp.top_logprobs
+            if parsed is not None:
+                if parsed.tool_calls:
+                    exp.info["tool_calls"] = parsed.tool_calls
+                if parsed.error:
+                    exp.info["tool_call_error"] = parsed.error
+            if turns is not None:
+                turn_id = turns.new_turn_id()
+                exp.info["turn_id"] = turn_id
+                if parent is not None:
+                    exp.info["parent_turn_id"] = parent
+                ended_with_eos = bool(comp.token_ids) and comp.token_ids[-1] in self._eos_ids
+                turns.record(
+                    turn_id,
+                    messages,
+                    _tools_key(tools),
+                    [{"role": "assistant", "content": text}, reply],
+                    prompt_ids + comp.token_ids,
+                    len(prompt_ids),
+                    ended_with_eos,
+                )
             out.append(exp)
         if self.enable_history:
             with self._history_lock:
                 self.history.extend(out)
         return out
 
+    @property
+    def _eos_ids(self) -> set[int]:
+        return set(getattr(self.tokenizer, "eos_token_ids", ()))
+
     def _submit_chat(self, messages, tools, kwargs) -> tuple[Future, Any]:
         messages = validate_messages(messages)
         params = self.sampling_params(**kwargs)
-        text, ids = self.render(messages, tools)
+        text, ids, parent = self._prompt(messages, tools)
+        self._check_length(ids, parent)
         fut = self.engine.submit(ids, params)
-        return fut, (ids, text, params, messages, tools)
+        return fut, (ids, text, params, messages, tools, parent)
 
     def _submit_generate(self, prompts, kwargs) -> list[tuple[Future, Any]]:
         if isinstance(prompts, str):
@@ -199,7 +321,11 @@ class ModelWrapper:
         params = self.sampling_params(**kwargs)
         jobs = []
         for prompt in prompts:
-            ids = self.tokenizer.encode(prompt)
+            if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
+                ids, prompt = prompt, self.tokenizer.decode(prompt, skip_special_tokens=False)
+            else:
+                ids = self.tokenizer.encode(prompt)
+            self._check_length(ids, None)
             jobs.append((self.engine.submit(ids, params), (ids, prompt, params, None, None)))
         return jobs
 
@@ -243,12 +369,56 @@ class ModelWrapper:
         ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
         return torch.tensor(await self.engine.score_async(ids), dtype=torch.float32)
 
-    def extract_experience_from_history(self, clear_history: bool = True) -> list[Experience]:
-        """Experiences of every call since the last extraction (needs ``enable_history``)."""
+    @property
+    def openai_service(self) -> Any:
+        """The OpenAI-compatible API over this wrapper (shared by its clients and servers)."""
+        if "service" not in self._openai:
+            from reinforge.models.openai_service import OpenAIService
+
+            self._openai["service"] = OpenAIService(self)
+        return self._openai["service"]
+
+    def get_openai_client(self) -> Any:
+        """An ``openai.OpenAI`` client served in-process by this wrapper (calls are recorded)."""
+        if "sync" not in self._openai:
+            from reinforge.models.openai_client import openai_client
+
+            self._openai["sync"] = openai_client(self.openai_service)
+        return self._openai["sync"]
+
+    def get_openai_async_client(self) -> Any:
+        """An ``openai.AsyncOpenAI`` client served in-process by this wrapper."""
+        if "async" not in self._openai:
+            from reinforge.models.openai_client import async_openai_client
+
+            self._openai["async"] = async_openai_client(self.openai_service)
+        return self._openai["async"]
+
+    def extract_experience_from_history(
+        self, clear_history: bool = True, shape: str | None = None
+    ) -> list[Experience]:
+        """Experiences of every call since the last extraction (needs ``enable_history``).
+
+        ``shape`` (default: the wrapper's ``history_shape``) is ``"turn"``, one
+        experience per sampled reply, or ``"conversation"``, one experience per
+        conversation with every turn's sampled tokens in it (``action_mask`` 1) and the
+        tokens between turns masked out (0). Turns whose conversation could not be
+        bridged token-exactly stay separate experiences.
+        """
         if not self.enable_history:
-            raise RuntimeError("history is off; create the ModelWrapper with enable_history=True")
+            raise RuntimeError(
+                "history is off; create the ModelWrapper with enable_history=True "
+                "(in YAML: explorer.rollout_model.enable_history: true)"
+            )
+        shape = shape or self.history_shape
+        if shape not in HISTORY_SHAPES:
+            raise ValueError(f"shape must be one of {HISTORY_SHAPES}, got {shape!r}")
         with self._history_lock:
             out = list(self.history)
             if clear_history:
                 self.history.clear()
-        return out
+        return merge_conversations(out) if shape == "conversation" else out
+
+    def clear_history(self) -> None:
+        with self._history_lock:
+            self.history.clear()

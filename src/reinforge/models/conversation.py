@@ -1,0 +1,173 @@
+"""Token-exact multi-turn conversations.
+
+When a workflow sends a conversation that continues an earlier reply (the earlier
+messages plus that reply, then tool results or a user turn), the prompt must hold
+the tokens the model actually sampled, not a re-tokenization of the reply's text:
+the two can differ, and then the trainer would score tokens the model never chose.
+
+``TurnIndex`` remembers recent replies. For a new conversation it finds the reply it
+continues, and builds the prompt as that reply's exact tokens followed by the
+template's rendering of everything after it (the "glue": end-of-turn marker, tool
+results, the next user message, the generation prompt). This needs the chat
+template to be append-only: rendering a conversation must start with the rendering
+of its first part. Templates that rewrite earlier turns (e.g. strip old reasoning)
+fail that check, and the conversation then falls back to a fresh rendering per turn
+(logged once per template).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reinforge.models.tool_format import canonical_message
+
+logger = logging.getLogger(__name__)
+
+_SENTINEL = "\x00REINFORGE_TURN_END\x00"
+
+#: (messages, tools, add_generation_prompt) -> the chat template's text
+Render = Callable[[list[dict[str, Any]], list[dict] | None, bool], str]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One sampled reply: the exact ids the model saw and produced."""
+
+    turn_id: int
+    messages: tuple[tuple, ...]  # canonical prompt messages
+    tools_key: str
+    tokens: tuple[int, ...]  # prompt + sampled ids
+    prompt_length: int
+    ended_with_eos: bool
+
+
+@dataclass
+class Bridge:
+    """A prompt built on top of an earlier turn."""
+
+    parent: Turn
+    prompt_ids: list[int]
+    prompt_text: str
+
+
+class TurnIndex:
+    """Recent replies, looked up by the conversation that continues them."""
+
+    def __init__(self, tokenizer: Any, render: Render, capacity: int = 4096) -> None:
+        self.tokenizer = tokenizer
+        self.render = render
+        self.capacity = capacity
+        self._by_reply: OrderedDict[tuple, list[Turn]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._end_marker: str | None = None
+        self._warned = False
+        self.fallbacks = 0
+
+    def new_turn_id(self) -> int:
+        with self._lock:
+            self._next_id += 1
+            return self._next_id
+
+    def record(
+        self,
+        turn_id: int,
+        messages: list[dict[str, Any]],
+        tools_key: str,
+        replies: list[dict[str, Any]],
+        tokens: list[int],
+        prompt_length: int,
+        ended_with_eos: bool,
+    ) -> None:
+        """Remember a reply under each form of assistant message the caller may send back."""
+        turn = Turn(
+            turn_id,
+            tuple(canonical_message(m) for m in messages),
+            tools_key,
+            tuple(tokens),
+            prompt_length,
+            ended_with_eos,
+        )
+        keys = {canonical_message(reply) for reply in replies}
+        with self._lock:
+            for key in keys:
+                bucket = self._by_reply.setdefault(key, [])
+                bucket.append(turn)
+                del bucket[:-8]
+                self._by_reply.move_to_end(key)
+            while len(self._by_reply) > self.capacity:
+                self._by_reply.popitem(last=False)
+
+    def parent_of(self, messages: list[dict[str, Any]], tools_key: str) -> tuple[Turn, int] | None:
+        """The recorded turn whose reply is the last assistant message here, and its index."""
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].get("role") != "assistant":
+                continue
+            with self._lock:
+                candidates = list(self._by_reply.get(canonical_message(messages[i]), ()))
+            if not candidates:
+                return None
+            prefix = tuple(canonical_message(m) for m in messages[:i])
+            for turn in reversed(candidates):
+                if turn.messages == prefix and turn.tools_key == tools_key:
+                    return turn, i
+            return None
+        return None
+
+    def end_marker(self) -> str:
+        """What the template writes after an assistant message's content (e.g. ``<|im_end|>\\n``)."""
+        if self._end_marker is None:
+            text = self.render(
+                [{"role": "user", "content": "u"}, {"role": "assistant", "content": _SENTINEL}],
+                None,
+                False,
+            )
+            cut = text.find(_SENTINEL)
+            self._end_marker = text[cut + len(_SENTINEL) :] if cut != -1 else ""
+        return self._end_marker
+
+    def bridge(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None,
+        tools_key: str,
+        prompt_text: str,
+    ) -> Bridge | None:
+        """Prompt ids for ``messages`` that extend the exact tokens of the turn they continue.
+
+        ``prompt_text`` is the template's rendering of ``messages`` with the generation prompt.
+        """
+        found = self.parent_of(messages, tools_key)
+        if found is None:
+            return None
+        parent, i = found
+        through_reply = self.render(messages[: i + 1], tools, False)
+        if not prompt_text.startswith(through_reply):
+            self._fallback("the rendering of a conversation does not start with its earlier turns")
+            return None
+        glue = prompt_text[len(through_reply) :]
+        marker = self.end_marker()
+        if marker and not through_reply.endswith(marker):
+            self._fallback("the end-of-turn marker is not where the template puts it")
+            return None
+        if parent.ended_with_eos:
+            eos_text = self.tokenizer.decode(list(parent.tokens[-1:]), skip_special_tokens=False)
+            marker = marker[len(eos_text) :] if marker.startswith(eos_text) else marker
+        glue_ids = self.tokenizer.encode(marker + glue)
+        ids = list(parent.tokens) + glue_ids
+        return Bridge(parent, ids, self.tokenizer.decode(ids, skip_special_tokens=False))
+
+    def _fallback(self, why: str) -> None:
+        self.fallbacks += 1
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "chat template is not append-only (%s); multi-turn calls are rendered "
+                "afresh each turn and history yields one experience per turn",
+                why,
+            )

@@ -1,0 +1,147 @@
+"""Tool calls in the model's own text format, and their OpenAI-style structured form.
+
+A model calls a tool by writing text; the OpenAI API exposes structured
+``tool_calls``. This module converts between the two for the format most small
+chat models are trained on: a JSON object (or a list of them) with ``name`` and
+``arguments`` between ``<tool_call>`` and ``</tool_call>``.
+
+Chat templates that know about tools (they reference ``tools`` / ``tool_calls``)
+render tool definitions and calls themselves. For templates that do not (SmolLM2's
+is plain ChatML), ``prepare_messages`` puts the tool list into the system message
+and writes earlier tool calls back into the assistant text, in the same format the
+parser reads, so the conversation the model sees is the one it produced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+
+TOOLS_SYSTEM_PROMPT = (
+    "You can call functions to help with the request. The available functions are "
+    "listed as JSON schemas between <tools> and </tools>:\n<tools>{tools}</tools>\n"
+    "To call functions, reply with a JSON list of calls between <tool_call> and "
+    '</tool_call>, for example:\n<tool_call>[{{"name": "function_name", "arguments": '
+    '{{"argument": "value"}}}}]</tool_call>\nIf no function fits, answer in plain text.'
+)
+
+
+@dataclass
+class ParsedReply:
+    """The text of a reply split into prose and tool calls."""
+
+    content: str | None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: why some ``<tool_call>`` block could not be read (the text is kept in ``content``)
+    error: str | None = None
+
+
+def template_supports_tools(template: str | None) -> bool:
+    return bool(template) and "tool" in template
+
+
+def _call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+def _as_call(item: Any) -> dict[str, Any]:
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        raise ValueError("each tool call needs a string 'name'")
+    args = item.get("arguments", item.get("parameters", {}))
+    if isinstance(args, str):
+        args = json.loads(args)
+    if not isinstance(args, dict):
+        raise ValueError("tool call 'arguments' must be a JSON object")
+    return {
+        "id": _call_id(),
+        "type": "function",
+        "function": {"name": item["name"], "arguments": json.dumps(args, ensure_ascii=False)},
+    }
+
+
+def parse_tool_calls(text: str) -> ParsedReply:
+    """Split a reply into content and tool calls; malformed calls are reported, not raised."""
+    if "<tool_call>" not in text:
+        return ParsedReply(content=text)
+    calls: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for block in _CALL.findall(text):
+        try:
+            data = json.loads(block.strip())
+            items = data if isinstance(data, list) else [data]
+            calls.extend(_as_call(item) for item in items)
+        except (ValueError, TypeError) as exc:
+            errors.append(f"{exc}: {block.strip()[:200]!r}")
+    if errors:
+        return ParsedReply(content=text, error="malformed tool call: " + "; ".join(errors))
+    prose = _CALL.sub("", text).strip()
+    return ParsedReply(content=prose or None, tool_calls=calls)
+
+
+def render_tool_calls(tool_calls: list[dict[str, Any]]) -> str:
+    """The text a model in this format writes for these calls (inverse of the parser)."""
+    items = []
+    for call in tool_calls:
+        fn = call.get("function", call)
+        args = fn.get("arguments", {})
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError):
+                args = json.loads(args)
+        items.append({"name": fn.get("name"), "arguments": args})
+    return "<tool_call>" + json.dumps(items, ensure_ascii=False) + "</tool_call>"
+
+
+def _text(content: Any) -> str:
+    """Message content as plain text (OpenAI allows a list of typed parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content)
+
+
+def prepare_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, native: bool
+) -> list[dict[str, Any]]:
+    """Messages a chat template can render: plain-text content for non-tool templates."""
+    if native:
+        return [
+            m if m.get("content") is not None or m.get("tool_calls") else {**m, "content": ""}
+            for m in messages
+        ]
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        text = _text(msg.get("content"))
+        if msg.get("role") == "assistant" and msg.get("tool_calls"):
+            text = (text + "\n" if text else "") + render_tool_calls(msg["tool_calls"])
+        out.append({"role": msg["role"], "content": text})
+    if tools:
+        listing = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
+        prompt = TOOLS_SYSTEM_PROMPT.format(tools=listing)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + prompt}
+        else:
+            out.insert(0, {"role": "system", "content": prompt})
+    return out
+
+
+def canonical_message(msg: dict[str, Any]) -> tuple:
+    """What identifies a message when matching a conversation against earlier turns."""
+    calls = ()
+    if msg.get("tool_calls"):
+        items = []
+        for call in msg["tool_calls"]:
+            fn = call.get("function", call)
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                with contextlib.suppress(ValueError):
+                    args = json.loads(args)
+            items.append((fn.get("name"), json.dumps(args, sort_keys=True)))
+        calls = tuple(items)
+    return (msg.get("role"), _text(msg.get("content")), calls)
