@@ -13,17 +13,51 @@ Class flags the explorer reads:
   one call (after ``set_repeat_times``), typically by sampling ``n`` replies at
   once; otherwise the explorer runs it ``repeat_times`` times.
 * ``is_async``: ``run_async`` is implemented instead of ``run``.
+
+Other workflow styles register in the same ``WORKFLOWS``: a class that is not a
+``Workflow`` but has a ``__reinforge_workflow__()`` class method (rLLM-style
+episode workflows, ``reinforge.workflows.episode``) is stored as the Workflow class
+that method returns, both when registered and when looked up by dotted path; the
+decorator still returns the class itself.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from reinforge.core import Experience, Registry, Task
 from reinforge.core.task import set_resolver
 
-WORKFLOWS = Registry("workflow")
+
+def as_workflow_class(obj: Any) -> Any:
+    """``obj``, or the Workflow class its ``__reinforge_workflow__()`` hook returns."""
+    hook = getattr(obj, "__reinforge_workflow__", None)
+    if hook is None or not isinstance(obj, type) or issubclass(obj, Workflow):
+        return obj
+    return hook()
+
+
+class WorkflowRegistry(Registry):
+    """The workflow registry: adapts other workflow styles (see the module docstring)."""
+
+    def register_module(
+        self, name: str | None = None, *, force: bool = False
+    ) -> Callable[[Any], Any]:
+        register = super().register_module(name, force=force)
+
+        def decorator(obj: Any) -> Any:
+            register(as_workflow_class(obj))
+            return obj
+
+        return decorator
+
+    def get(self, name: str) -> Any:
+        return as_workflow_class(super().get(name))
+
+
+WORKFLOWS = WorkflowRegistry("workflow")
 set_resolver("workflow", WORKFLOWS.get)
 
 
