@@ -1,0 +1,225 @@
+"""The HTTP transport of ``OpenAIService``: a FastAPI app served by uvicorn.
+
+``reinforge serve`` exposes the policy as an OpenAI-compatible server, so agents
+and tools outside the process (or on another machine) can use it exactly like
+the in-process clients of ``ModelWrapper.get_openai_client()``: both transports
+hand request bodies to the same ``OpenAIService`` and send back what it returns,
+so responses (token ids, logprobs, tool calls, error bodies) are identical.
+
+Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
+``GET /v1/models`` and ``GET /health``. With ``api_key`` set, every ``/v1`` route
+needs ``Authorization: Bearer <key>``; ``/health`` stays open for probes.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from reinforge.models.openai_service import OpenAIService, ServiceResponse
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _reply(result: ServiceResponse) -> Response:
+    if result.events is not None:
+        return StreamingResponse(
+            iter((result.sse_bytes(),)),
+            status_code=result.status,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
+        )
+    return JSONResponse(result.body, status_code=result.status)
+
+
+class _BearerAuth:
+    """ASGI middleware: ``/v1`` requests need ``Authorization: Bearer <key>``.
+
+    Checked before routing, so a caller without the key learns nothing about which
+    paths exist; pure ASGI rather than ``@app.middleware`` to stay off the hot path.
+    """
+
+    def __init__(self, app: Any, expected: bytes) -> None:
+        self.app = app
+        self.expected = expected
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/v1"):
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not secrets.compare_digest(given, self.expected):
+                response = _error(
+                    401,
+                    "missing or wrong API key: send 'Authorization: Bearer <key>'",
+                    "invalid_request_error",
+                    "invalid_api_key",
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(service: OpenAIService, *, api_key: str | None = None) -> FastAPI:
+    """A FastAPI app answering the OpenAI API from ``service``."""
+    app = FastAPI(
+        title="reinforge", description="OpenAI-compatible API of the policy being trained"
+    )
+    app.state.service = service
+
+    if api_key:
+        app.add_middleware(_BearerAuth, expected=f"Bearer {api_key}".encode())
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own 404/405 bodies are {"detail": ...}; SDKs expect OpenAI's shape.
+        if exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"method {request.method} not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        kind = "not_found" if exc.status_code == 404 else "invalid_request_error"
+        return _error(exc.status_code, message, kind)
+
+    async def handle(endpoint: str, request: Request) -> Response:
+        raw = await request.body()
+        body = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError as exc:
+                return _error(
+                    400, f"the request body is not valid JSON: {exc}", "invalid_request_error"
+                )
+        return _reply(await service.handle_async(endpoint, body))
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        return await handle("chat", request)
+
+    @app.post("/v1/completions")
+    async def completions(request: Request) -> Response:
+        return await handle("completion", request)
+
+    @app.get("/v1/models")
+    async def models() -> Response:
+        return _reply(await service.handle_async("models", None))
+
+    @app.get("/health")
+    async def health() -> Response:
+        return _reply(await service.handle_async("health", None))
+
+    return app
+
+
+def bind_socket(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
+    """A listening TCP socket (port 0 picks a free one); OSError says why binding failed.
+
+    Binding before uvicorn starts lets the caller report a taken port as a clear
+    error (uvicorn would log it and exit) and learn the port that 0 resolved to.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def socket_url(sock: socket.socket) -> str:
+    """``http://host:port`` of a bound socket (IPv6 hosts in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _uvicorn_server(app: FastAPI, log_level: str, access_log: bool) -> uvicorn.Server:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level=log_level, access_log=access_log, lifespan="off")
+    return uvicorn.Server(config)
+
+
+def run_server(
+    app: FastAPI,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    sock: socket.socket | None = None,
+    log_level: str = "info",
+    access_log: bool = True,
+) -> None:
+    """Serve ``app`` with uvicorn until interrupted (on ``sock`` if given, else host:port)."""
+    sock = sock or bind_socket(host, port)
+    try:
+        _uvicorn_server(app, log_level, access_log).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class ServerThread:
+    """``app`` served by uvicorn on a background thread (tests, benchmarks, notebooks).
+
+    ``with ServerThread(app) as server: OpenAI(base_url=server.url + "/v1")``; the
+    default port 0 picks a free loopback port.
+    """
+
+    def __init__(
+        self,
+        app: FastAPI,
+        *,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        log_level: str = "warning",
+        access_log: bool = False,
+    ) -> None:
+        self.sock = bind_socket(host, port)
+        self.url = socket_url(self.sock)
+        self.port: int = self.sock.getsockname()[1]
+        self._server = _uvicorn_server(app, log_level, access_log)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the server at {self.url} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(10)
+        self.sock.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
