@@ -1,5 +1,10 @@
 """Workflows: how the policy works on one task and how the outcome is scored."""
 
+from reinforge.workflows.envs import (
+    FrozenLakeWorkflow,
+    SciWorldWorkflow,
+    StepWiseFrozenLakeWorkflow,
+)
 from reinforge.workflows.math import (
     AsyncMathBoxedWorkflow,
     AsyncMathEvalWorkflow,
@@ -8,7 +13,14 @@ from reinforge.workflows.math import (
     MathEvalWorkflow,
     MathWorkflow,
 )
+from reinforge.workflows.multi_turn import MultiTurnWorkflow
 from reinforge.workflows.simple import AsyncSimpleWorkflow, BaseSimpleWorkflow, SimpleWorkflow
+from reinforge.workflows.step_wise import (
+    AsyncRewardPropagationWorkflow,
+    AsyncStepWiseRewardWorkflow,
+    RewardPropagationWorkflow,
+    StepWiseRewardWorkflow,
+)
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 __all__ = [
@@ -16,11 +28,19 @@ __all__ = [
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathWorkflow",
+    "AsyncRewardPropagationWorkflow",
     "AsyncSimpleWorkflow",
+    "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
+    "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",
     "MathWorkflow",
+    "MultiTurnWorkflow",
+    "RewardPropagationWorkflow",
+    "SciWorldWorkflow",
     "SimpleWorkflow",
+    "StepWiseFrozenLakeWorkflow",
+    "StepWiseRewardWorkflow",
     "Workflow",
 ]

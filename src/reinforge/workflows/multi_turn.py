@@ -1,0 +1,222 @@
+"""MultiTurnWorkflow: a base for agents that talk to an environment over many turns.
+
+A subclass runs the loop (model reply → environment → observation as the next user
+message → ...) with the helpers here, then turns the conversation into training
+data with ``process_messages_to_experience``. That helper does not re-tokenize the
+conversation: it joins the turns the model actually sampled. Each turn's prompt
+extends the previous turn's exact tokens (the model wrapper builds it so), so the
+whole conversation is one token sequence: the first prompt, then every reply with
+``action_mask`` 1 and the glue between replies (end-of-turn markers, observations)
+with ``action_mask`` 0, each sampled token keeping its sampling log-probability.
+
+If a turn's prompt does not extend the previous turn (the workflow edited earlier
+messages, e.g. dropped old turns to fit the context), one sequence cannot hold the
+conversation; ``process_messages_to_experiences`` then returns one experience per
+unbroken stretch of turns, and ``process_messages_to_experience`` raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from reinforge.core import Experience, Task
+from reinforge.workflows.workflow import Workflow
+
+
+def _is_prefix(short: torch.Tensor, long: torch.Tensor) -> bool:
+    n = short.shape[0]
+    return n <= long.shape[0] and bool(torch.equal(long[:n], short))
+
+
+def split_chains(turns: Sequence[Experience]) -> list[list[Experience]]:
+    """Consecutive turns grouped so that, within a group, each turn extends the previous one.
+
+    "Extends" means the turn's prompt starts with all of the previous turn's tokens.
+    """
+    chains: list[list[Experience]] = []
+    for turn in turns:
+        if chains:
+            prev = chains[-1][-1]
+            if turn.prompt_length >= prev.tokens.shape[0] and _is_prefix(prev.tokens, turn.tokens):
+                chains[-1].append(turn)
+                continue
+        chains.append([turn])
+    return chains
+
+
+def merge_turns(chain: Sequence[Experience]) -> Experience:
+    """One experience for a chain of turns (see ``split_chains``), tokens taken as sampled."""
+    first, last = chain[0], chain[-1]
+    start = first.prompt_length
+    n = last.tokens.shape[0] - start
+    mask = torch.zeros(n, dtype=torch.bool)
+    has_logprobs = all(t.logprobs is not None for t in chain)
+    logprobs = torch.zeros(n, dtype=torch.float32) if has_logprobs else None
+    for turn in chain:
+        lo, hi = turn.prompt_length - start, turn.tokens.shape[0] - start
+        mask[lo:hi] = turn.action_mask
+        if logprobs is not None:
+            logprobs[lo:hi] = turn.logprobs
+    truncated = next((t.truncate_status for t in reversed(chain) if t.truncate_status), None)
+    info = dict(last.info)
+    info["turns"] = len(chain)
+    if "model_version" in first.info:
+        info["model_version"] = first.info["model_version"]  # the oldest policy involved
+    return Experience(
+        tokens=last.tokens,
+        prompt_length=start,
+        logprobs=logprobs,
+        action_mask=mask,
+        info=info,
+        tools=last.tools,
+        prompt_text=first.prompt_text,
+        response_text="\n".join(t.response_text or "" for t in chain),
+        truncate_status=truncated,
+    )
+
+
+# room kept free in the context for the next observation and the reply's prompt glue
+CONTEXT_MARGIN = 128
+
+
+def context_full(model: Any, last_turn: Experience | None, max_tokens: int | None = None) -> bool:
+    """Whether another turn after ``last_turn`` might not fit the engine's context window."""
+    limit = getattr(getattr(model, "engine", None), "max_model_len", None)
+    if limit is None or last_turn is None:
+        return False
+    reply = max_tokens or getattr(model, "default_max_tokens", 256)
+    return last_turn.tokens.shape[0] + CONTEXT_MARGIN + reply > limit
+
+
+def _same_turns(sent: list[dict[str, Any]], given: list[dict[str, Any]]) -> bool:
+    """Whether ``sent`` (what the model saw plus its reply) starts ``given``."""
+    if len(sent) > len(given):
+        return False
+    for a, b in zip(sent, given, strict=False):
+        if a.get("role") != b.get("role"):
+            return False
+        ca, cb = a.get("content"), b.get("content")
+        if isinstance(ca, str) and isinstance(cb, str):
+            if ca.strip() != cb.strip():
+                return False
+        elif ca != cb:
+            return False
+    return True
+
+
+class MultiTurnWorkflow(Workflow):
+    """Base class for environment loops; subclasses implement ``run`` or ``run_async``.
+
+    ``self.turns`` collects the experience of every model call made through the
+    helpers since the last ``process_messages_to_experience`` (or ``reset_turns``).
+    """
+
+    def __init__(
+        self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None
+    ) -> None:
+        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
+        self.turns: list[Experience] = []
+
+    # ---- calling the model -------------------------------------------------------------
+
+    def chat_kwargs(self, **overrides: Any) -> dict[str, Any]:
+        """Sampling arguments from the task's ``rollout_args``: one reply per turn."""
+        kwargs = self.model.rollout_kwargs(self.task.rollout_args)
+        kwargs["n"] = 1
+        kwargs.update(overrides)
+        return kwargs
+
+    def _record(self, exps: list[Experience]) -> list[Experience]:
+        if len(exps) != 1:
+            raise ValueError(f"a turn must sample one reply, got {len(exps)} (n must be 1)")
+        self.turns.append(exps[0])
+        return exps
+
+    def get_model_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> list[Experience]:
+        """Sample the next reply (a one-element list) and record it as a turn."""
+        return self._record(self.model.chat(messages, **self.chat_kwargs(**kwargs)))
+
+    async def get_model_response_async(
+        self, messages: list[dict[str, Any]], **kwargs: Any
+    ) -> list[Experience]:
+        exps = await self.model.chat_async(messages, **self.chat_kwargs(**kwargs))
+        return self._record(exps)
+
+    def get_model_response_text(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        """The next reply's text (the turn is recorded)."""
+        return self.get_model_response(messages, **kwargs)[0].response_text or ""
+
+    async def get_model_response_text_async(
+        self, messages: list[dict[str, Any]], **kwargs: Any
+    ) -> str:
+        exps = await self.get_model_response_async(messages, **kwargs)
+        return exps[0].response_text or ""
+
+    def context_full(self) -> bool:
+        """Whether the conversation so far leaves too little room for another turn."""
+        last = self.turns[-1] if self.turns else None
+        return context_full(self.model, last, self.task.rollout_args.max_tokens)
+
+    def reset_turns(self) -> None:
+        """Forget the recorded turns (start of a new conversation)."""
+        self.turns = []
+
+    # ---- building experiences ------------------------------------------------------------
+
+    def process_messages_to_experiences(
+        self,
+        messages: list[dict[str, Any]],
+        reward: float,
+        info: dict[str, Any] | None = None,
+    ) -> list[Experience]:
+        """Experiences of the conversation ``messages`` from the recorded turns, which are consumed.
+
+        Usually one; more when the conversation could not be kept as one token
+        sequence (see the module docstring). Each gets ``reward``, ``messages``,
+        ``info`` and, as ``metrics``, the numeric entries of ``info``.
+        """
+        turns, self.turns = self.turns, []
+        if not turns:
+            raise ValueError(
+                "no model turns were recorded; call the model through "
+                "get_model_response / get_model_response_text (or their _async twins)"
+            )
+        last = turns[-1].messages
+        if last is not None and not _same_turns(last, messages):
+            raise ValueError(
+                "the messages given do not continue the last recorded turn (conversation "
+                "plus reply); pass the conversation the model actually saw, and call "
+                "reset_turns() between conversations"
+            )
+        info = dict(info or {})
+        metrics = {k: float(v) for k, v in info.items() if isinstance(v, int | float | bool)}
+        out = []
+        chains = split_chains(turns)
+        for chain in chains:
+            exp = merge_turns(chain)
+            exp.reward = float(reward)
+            exp.messages = list(messages)
+            exp.info.update(info)
+            exp.info["segments"] = len(chains)
+            exp.metrics.update(metrics)
+            out.append(exp)
+        return out
+
+    def process_messages_to_experience(
+        self,
+        messages: list[dict[str, Any]],
+        reward: float,
+        info: dict[str, Any] | None = None,
+    ) -> Experience:
+        """The conversation as one token-exact experience (see the module docstring)."""
+        exps = self.process_messages_to_experiences(messages, reward, info)
+        if len(exps) != 1:
+            raise ValueError(
+                f"the conversation breaks into {len(exps)} token sequences: a turn's prompt "
+                "does not extend the previous turn's tokens (were earlier messages edited?); "
+                "use process_messages_to_experiences"
+            )
+        return exps[0]
