@@ -16,7 +16,18 @@ from reinforge.algorithms import (
 )
 from reinforge.core import EID, Experience, RegistryError
 
-PRESETS = ["grpo", "dapo", "gspo", "rloo", "reinforce_plus_plus", "cispo", "opmd", "sft"]
+PRESETS = [
+    "grpo",
+    "dapo",
+    "gspo",
+    "rloo",
+    "reinforce_plus_plus",
+    "cispo",
+    "opmd",
+    "sft",
+    "multi_step_grpo",
+    "step_wise_grpo",
+]
 
 
 def test_all_presets_registered() -> None:

@@ -10,8 +10,13 @@
 | cispo                 | grpo                | cispo 1.0/0.28   | none                       | token-mean          |
 | opmd                  | opmd τ=1            | opmd τ=1         | none                       | token-mean          |
 | sft                   | none                | sft              | none                       | token-mean          |
+| multi_step_grpo       | step_wise_grpo run  | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
+| step_wise_grpo        | step_wise_grpo step | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
 
-KL loss settings follow verl's GRPO examples; DAPO's dynamic sampling and overlong
+``multi_step_grpo`` (Trinity-RFT's name) scores each run by its last step's reward,
+for workflows that propagate one outcome to every step; ``step_wise_grpo`` uses every
+step's own reward (reward-to-go, γ = 1), for ``StepWiseRewardWorkflow``s. KL loss
+settings follow verl's GRPO examples; DAPO's dynamic sampling and overlong
 reward shaping are data/reward-side and not part of the spec. There is no ``ppo``
 preset: it needs a critic (see ``reinforge.algorithms.gae``).
 """
@@ -74,6 +79,21 @@ _PRESETS: dict[str, AlgorithmSpec] = {
         policy_loss_args={"tau": 1.0},
     ),
     "sft": AlgorithmSpec(advantage_fn="none", policy_loss_fn="sft"),
+    # multi-step agent runs (one experience per step, eid.step set)
+    "multi_step_grpo": AlgorithmSpec(
+        advantage_fn="step_wise_grpo",
+        advantage_args={"reward_mode": "run", "std_normalize": True},
+        policy_loss_fn="ppo",
+        policy_loss_args=_PPO_CLIP,
+        **_GRPO_KL,
+    ),
+    "step_wise_grpo": AlgorithmSpec(
+        advantage_fn="step_wise_grpo",
+        advantage_args={"reward_mode": "step", "gamma": 1.0, "std_normalize": True},
+        policy_loss_fn="ppo",
+        policy_loss_args=_PPO_CLIP,
+        **_GRPO_KL,
+    ),
 }
 for _name, _spec in _PRESETS.items():
     ALGORITHMS.register_module(_name)(_spec)

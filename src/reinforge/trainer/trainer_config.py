@@ -31,7 +31,9 @@ class LoraSettings(_Strict):
 
 class TrainerConfig(_Strict):
     algorithm: str = Field(
-        "grpo", description="preset: grpo, dapo, gspo, rloo, reinforce_plus_plus, cispo, opmd, sft"
+        "grpo",
+        description="preset: grpo, dapo, gspo, rloo, reinforce_plus_plus, cispo, opmd, sft, "
+        "multi_step_grpo, step_wise_grpo",
     )
     algorithm_args: dict[str, Any] = Field(
         default_factory=dict, description="overrides of the preset's AlgorithmSpec fields"
