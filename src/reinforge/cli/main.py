@@ -204,6 +204,33 @@ def export_buffer(
     typer.echo(f"wrote {n} experiences to {output}")
 
 
+@app.command("check-template")
+def check_template_cmd(
+    model: Annotated[
+        str, typer.Argument(help="Catalog model name (e.g. smollm2-135m-instruct) or HF model dir.")
+    ],
+    chat_template: Annotated[
+        Path | None,
+        typer.Option("--chat-template", help="Check this Jinja file instead of the model's own."),
+    ] = None,
+) -> None:
+    """Report whether the model's chat template is append-only (needed for multi-turn experiences).
+
+    Exits 0 when it is, 1 when it is not (multi-turn history then falls back to one
+    experience per turn), 2 when the model or template cannot be loaded.
+    """
+    from reinforge.models.template_check import check_template, load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(model)
+        template = chat_template.read_text() if chat_template is not None else None
+    except (*_USER_ERRORS, OSError) as exc:
+        raise _fail(exc) from None
+    report = check_template(tokenizer, template)
+    typer.echo(report.summary())
+    raise typer.Exit(code=0 if report.append_only else 1)
+
+
 @app.command()
 def serve(
     config: ConfigOpt,

@@ -111,6 +111,7 @@ class Explorer:
                 model_name=model_name,
                 default_max_tokens=max_response_tokens,
                 enable_history=explorer.rollout_model.enable_history,
+                history_shape=explorer.rollout_model.history_shape,
             )
             for i in range(explorer.runner_concurrency)
         ]

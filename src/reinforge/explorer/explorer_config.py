@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -16,6 +18,12 @@ class RolloutModelConfig(_Strict):
         False,
         description="record every model call so workflows can call "
         "model.extract_experience_from_history() (needed by step-wise workflows)",
+    )
+    history_shape: Literal["turn", "conversation"] = Field(
+        "turn",
+        description="what extract_experience_from_history() returns: one experience per "
+        "model call ('turn') or one per multi-turn conversation with the tokens between "
+        "turns masked out ('conversation')",
     )
 
 

@@ -192,6 +192,7 @@ class WorkflowRunner:
         model_name: str | None = None,
         default_max_tokens: int = 256,
         enable_history: bool = False,
+        history_shape: str = "turn",
     ) -> None:
         self.runner_id = runner_id
         self.model = ModelWrapper(
@@ -199,6 +200,7 @@ class WorkflowRunner:
             model_name=model_name,
             default_max_tokens=default_max_tokens,
             enable_history=enable_history,
+            history_shape=history_shape,
         )
         self.auxiliary_models = auxiliary_models or []
         self._worker: DaemonWorker | None = None

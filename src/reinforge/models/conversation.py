@@ -29,6 +29,7 @@ from reinforge.models.tool_format import canonical_message
 logger = logging.getLogger(__name__)
 
 _SENTINEL = "\x00REINFORGE_TURN_END\x00"
+_warned: set[str] = set()  # fallback reasons already logged in this process
 
 #: (messages, tools, add_generation_prompt) -> the chat template's text
 Render = Callable[[list[dict[str, Any]], list[dict] | None, bool], str]
@@ -66,7 +67,6 @@ class TurnIndex:
         self._lock = threading.Lock()
         self._next_id = 0
         self._end_marker: str | None = None
-        self._warned = False
         self.fallbacks = 0
 
     def new_turn_id(self) -> int:
@@ -146,8 +146,9 @@ class TurnIndex:
         if found is None:
             return None
         parent, i = found
+        before_reply = self.render(messages[:i], tools, True)
         through_reply = self.render(messages[: i + 1], tools, False)
-        if not prompt_text.startswith(through_reply):
+        if not (through_reply.startswith(before_reply) and prompt_text.startswith(through_reply)):
             self._fallback("the rendering of a conversation does not start with its earlier turns")
             return None
         glue = prompt_text[len(through_reply) :]
@@ -164,8 +165,8 @@ class TurnIndex:
 
     def _fallback(self, why: str) -> None:
         self.fallbacks += 1
-        if not self._warned:
-            self._warned = True
+        if why not in _warned:
+            _warned.add(why)
             logger.warning(
                 "chat template is not append-only (%s); multi-turn calls are rendered "
                 "afresh each turn and history yields one experience per turn",

@@ -27,7 +27,8 @@ from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
 from reinforge.models.history import merge_conversations
 from reinforge.models.tool_format import (
     parse_tool_calls,
-    prepare_messages,
+    render_messages,
+    template_source,
     template_supports_tools,
 )
 
@@ -172,10 +173,9 @@ class ModelWrapper:
     def native_tools(self) -> bool:
         """Whether the chat template renders tools and tool calls itself."""
         if self._native_tools is None:
-            source = self.chat_template or getattr(
-                getattr(self.tokenizer, "hf", None), "chat_template", None
+            self._native_tools = template_supports_tools(
+                template_source(self.tokenizer, self.chat_template)
             )
-            self._native_tools = template_supports_tools(source)
         return self._native_tools
 
     def render_text(
@@ -185,12 +185,13 @@ class ModelWrapper:
         add_generation_prompt: bool = True,
     ) -> str:
         """The chat template's text for OpenAI-style messages (tool calls included)."""
-        native = self.native_tools
-        return self.tokenizer.render_chat(
-            prepare_messages(messages, tools, native),
-            add_generation_prompt=add_generation_prompt,
-            tools=tools if native else None,
-            chat_template=self.chat_template,
+        return render_messages(
+            self.tokenizer,
+            messages,
+            tools,
+            add_generation_prompt,
+            self.chat_template,
+            self.native_tools,
         )
 
     def render(

@@ -43,7 +43,7 @@ class ParsedReply:
 
 
 def template_supports_tools(template: str | None) -> bool:
-    return bool(template) and "tool" in template
+    return bool(template) and ("tool_calls" in template or "tools" in template)
 
 
 def _call_id() -> str:
@@ -145,3 +145,27 @@ def canonical_message(msg: dict[str, Any]) -> tuple:
             items.append((fn.get("name"), json.dumps(args, sort_keys=True)))
         calls = tuple(items)
     return (msg.get("role"), _text(msg.get("content")), calls)
+
+
+def template_source(tokenizer: Any, chat_template: str | None = None) -> str | None:
+    """The Jinja source a tokenizer renders chats with (None for non-HF tokenizers)."""
+    return chat_template or getattr(getattr(tokenizer, "hf", None), "chat_template", None)
+
+
+def render_messages(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    add_generation_prompt: bool = True,
+    chat_template: str | None = None,
+    native: bool | None = None,
+) -> str:
+    """The chat template's text for OpenAI-style messages, tool calls included."""
+    if native is None:
+        native = template_supports_tools(template_source(tokenizer, chat_template))
+    return tokenizer.render_chat(
+        prepare_messages(messages, tools, native),
+        add_generation_prompt=add_generation_prompt,
+        tools=tools if native else None,
+        chat_template=chat_template,
+    )
