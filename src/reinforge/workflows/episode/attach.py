@@ -22,9 +22,8 @@ Call = tuple[Sequence[dict[str, Any]], ModelOutput]
 
 
 def _same_tokens(step: Step, out: ModelOutput) -> bool:
-    return list(step.prompt_ids) == list(out.prompt_ids or []) and list(
-        step.response_ids
-    ) == list(out.completion_ids or [])
+    same_prompt = list(step.prompt_ids) == list(out.prompt_ids or [])
+    return same_prompt and list(step.response_ids) == list(out.completion_ids or [])
 
 
 def _produced(step: Step, messages: Sequence[dict[str, Any]], out: ModelOutput) -> bool:
