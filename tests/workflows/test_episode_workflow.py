@@ -682,3 +682,36 @@ def test_explorer_keeps_errored_episodes_when_not_masked(tmp_path) -> None:
     for exp in exps:
         assert exp.info["termination_reason"] == "error" and exp.reward == 0.0
         assert "the number machine broke on turn 2" in exp.info["error"]["traceback"]
+
+
+def test_thread_unsafe_envs_take_turns_in_the_executor() -> None:
+    import threading
+    import time
+
+    state = {"inside": 0, "most": 0}
+    lock = threading.Lock()
+
+    class Unsafe(GuessEnv):
+        @staticmethod
+        def is_multithread_safe() -> bool:
+            return False
+
+        def step(self, action, pause=0.0):
+            with lock:
+                state["inside"] += 1
+                state["most"] = max(state["most"], state["inside"])
+            time.sleep(pause)
+            with lock:
+                state["inside"] -= 1
+            return "x", 0.0, True, {}
+
+    async def both() -> None:
+        workflows = [guess_workflow() for _ in range(3)]
+        for wf in workflows:
+            wf.env = Unsafe()
+        await asyncio.gather(
+            *(wf.run_in_executor(wf.env.step, "1", pause=0.05) for wf in workflows)
+        )
+
+    asyncio.run(both())
+    assert state["most"] == 1

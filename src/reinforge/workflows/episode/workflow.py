@@ -18,6 +18,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import threading
 import traceback
 from abc import ABC, abstractmethod
 from collections import defaultdict
@@ -59,6 +60,15 @@ def _members(obj: Any, kind: type) -> Iterator[Any]:
             if isinstance(item, kind) and id(item) not in seen:
                 seen.add(id(item))
                 yield item
+
+
+_UNSAFE_LOCK = threading.Lock()
+
+
+def _serialised(call: Callable[[], Any]) -> Any:
+    """Run ``call`` while holding the lock shared by all thread-unsafe environments."""
+    with _UNSAFE_LOCK:
+        return call()
 
 
 def _accepts_task(method: Callable[..., Any]) -> bool:
@@ -301,9 +311,17 @@ class EpisodeWorkflow(ABC):
         return all(env.is_multithread_safe() for env in _members(self, BaseEnv))
 
     async def run_in_executor(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run blocking ``fn(*args, **kwargs)`` in ``self.executor`` without blocking the loop."""
+        """Run blocking ``fn(*args, **kwargs)`` in ``self.executor`` without blocking the loop.
+
+        When ``is_multithread_safe()`` is False (an environment says its instances
+        must not run in parallel threads), such calls of all workflows in the process
+        take turns under one lock.
+        """
+        call = functools.partial(fn, *args, **kwargs)
+        if not self.is_multithread_safe():
+            call = functools.partial(_serialised, call)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
+        return await loop.run_in_executor(self.executor, call)
 
     # ---- registration ------------------------------------------------------------------
 
