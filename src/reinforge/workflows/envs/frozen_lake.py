@@ -21,7 +21,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from reinforge.core import Experience, Task
-from reinforge.workflows.envs.frozen_lake_env import TextFrozenLake, parse_action
+from reinforge.workflows.envs import frozen_lake_env
+from reinforge.workflows.envs.frozen_lake_env import TextFrozenLake
 from reinforge.workflows.envs.frozen_lake_prompts import feedback, start_messages
 from reinforge.workflows.multi_turn import MultiTurnWorkflow, context_full
 from reinforge.workflows.step_wise import StepWiseRewardWorkflow
@@ -107,6 +108,10 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
     def render(self) -> str:
         return self.env.render()
 
+    def parse_action(self, reply: str) -> int:
+        """The custom action (0-4) a reply asks for; override to change the answer format."""
+        return frozen_lake_env.parse_action(reply)
+
     async def run_async(self) -> list[Experience]:
         self.env = self.settings.make_env()
         self.reset_turns()
@@ -118,7 +123,7 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
                 break
             reply = await self.get_model_response_text_async(messages)
             messages.append({"role": "assistant", "content": reply})
-            action = parse_action(reply)
+            action = self.parse_action(reply)
             result = self.env.step(action)
             stats.steps += 1
             stats.invalid += not result.action_is_valid
@@ -166,6 +171,10 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
     def max_step_num(self) -> int:
         return self.settings.max_steps
 
+    def parse_action(self, reply: str) -> int:
+        """The custom action (0-4) a reply asks for; override to change the answer format."""
+        return frozen_lake_env.parse_action(reply)
+
     def step(self, step_num: int) -> bool:
         if context_full(self.model, self._last_turn, self.task.rollout_args.max_tokens):
             self.stats.context_full = True
@@ -177,7 +186,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
         self._last_turn = turn
         reply = turn.response_text or ""
         self.messages.append({"role": "assistant", "content": reply})
-        action = parse_action(reply)
+        action = self.parse_action(reply)
         result = self.env.step(action)
         self.stats.steps += 1
         self.stats.invalid += not result.action_is_valid
