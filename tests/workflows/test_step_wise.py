@@ -193,12 +193,6 @@ def test_openai_client_requires_a_model_that_offers_one() -> None:
         DefaultClient(task=_task(), model=Bare())
 
 
-needs_client = pytest.mark.skipif(
-    not hasattr(ModelWrapper, "get_openai_client"), reason="ModelWrapper has no OpenAI client yet"
-)
-
-
-@needs_client
 def test_step_wise_through_the_openai_client() -> None:
     class ClientAgent(StepWiseRewardWorkflow):
         max_step_num = 2
@@ -224,7 +218,6 @@ def test_step_wise_through_the_openai_client() -> None:
     assert all(len(e.logprobs) == e.response_length for e in exps)
 
 
-@needs_client
 def test_async_step_wise_through_the_async_openai_client() -> None:
     class AsyncClientAgent(AsyncRewardPropagationWorkflow):
         max_step_num = 2

@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from reinforge.core import Experience, Task
+from reinforge.core import EID, Experience, Task
+from reinforge.models.history import merge_chain
 from reinforge.workflows.workflow import Workflow
 
 
@@ -48,34 +49,19 @@ def split_chains(turns: Sequence[Experience]) -> list[list[Experience]]:
 
 
 def merge_turns(chain: Sequence[Experience]) -> Experience:
-    """One experience for a chain of turns (see ``split_chains``), tokens taken as sampled."""
-    first, last = chain[0], chain[-1]
-    start = first.prompt_length
-    n = last.tokens.shape[0] - start
-    mask = torch.zeros(n, dtype=torch.bool)
-    has_logprobs = all(t.logprobs is not None for t in chain)
-    logprobs = torch.zeros(n, dtype=torch.float32) if has_logprobs else None
-    for turn in chain:
-        lo, hi = turn.prompt_length - start, turn.tokens.shape[0] - start
-        mask[lo:hi] = turn.action_mask
-        if logprobs is not None:
-            logprobs[lo:hi] = turn.logprobs
-    truncated = next((t.truncate_status for t in reversed(chain) if t.truncate_status), None)
-    info = dict(last.info)
-    info["turns"] = len(chain)
-    if "model_version" in first.info:
-        info["model_version"] = first.info["model_version"]  # the oldest policy involved
-    return Experience(
-        tokens=last.tokens,
-        prompt_length=start,
-        logprobs=logprobs,
-        action_mask=mask,
-        info=info,
-        tools=last.tools,
-        prompt_text=first.prompt_text,
-        response_text="\n".join(t.response_text or "" for t in chain),
-        truncate_status=truncated,
-    )
+    """One experience for a chain of turns (see ``split_chains``), tokens taken as sampled.
+
+    The model wrapper's conversation merge, plus: every reply's text in
+    ``response_text`` and the first (oldest) turn's policy version.
+    """
+    exp = merge_chain(list(chain))
+    exp.eid = EID()
+    exp.reward = None
+    exp.metrics = {}
+    exp.response_text = "\n".join(t.response_text or "" for t in chain)
+    if "model_version" in chain[0].info:
+        exp.info["model_version"] = chain[0].info["model_version"]
+    return exp
 
 
 # room kept free in the context for the next observation and the reply's prompt glue
