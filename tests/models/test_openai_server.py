@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import httpx
 import openai
 import pytest
+from fastapi.testclient import TestClient
 
 from reinforge.models import ModelWrapper, create_engine
 from reinforge.models.mock_engine import MockEngine, fake_logprob
@@ -388,3 +389,20 @@ def test_tiny_model_token_ids_logprobs_and_seed(tiny_server) -> None:
         tops = [t.logprob for t in entry.top_logprobs]
         assert len(tops) == 3 and tops == sorted(tops, reverse=True)
         assert entry.logprob <= tops[0] + 1e-4
+
+
+def test_unexpected_errors_become_openai_500s() -> None:
+    class BrokenService:
+        async def handle_async(self, endpoint: str, body: object) -> None:
+            raise RuntimeError("boom")
+
+    app = create_app(BrokenService())  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as http:
+        resp = http.post("/v1/chat/completions", json={"messages": []})
+    assert resp.status_code == 500
+    assert resp.json()["error"] == {
+        "message": "RuntimeError: boom",
+        "type": "internal_error",
+        "param": None,
+        "code": None,
+    }

@@ -78,9 +78,8 @@ class _BearerAuth:
 
 def create_app(service: OpenAIService, *, api_key: str | None = None) -> FastAPI:
     """A FastAPI app answering the OpenAI API from ``service``."""
-    app = FastAPI(
-        title="reinforge", description="OpenAI-compatible API of the policy being trained"
-    )
+    # no /docs or /openapi.json: the routes are exactly those of the in-process transport
+    app = FastAPI(title="reinforge", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
     if api_key:
@@ -97,6 +96,11 @@ def create_app(service: OpenAIService, *, api_key: str | None = None) -> FastAPI
             message = str(exc.detail)
         kind = "not_found" if exc.status_code == 404 else "invalid_request_error"
         return _error(exc.status_code, message, kind)
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
+        # a bug, not a bad request: answer in OpenAI's shape (uvicorn logs the traceback)
+        return _error(500, f"{type(exc).__name__}: {exc}", "internal_error")
 
     async def handle(endpoint: str, request: Request) -> Response:
         raw = await request.body()
