@@ -140,6 +140,18 @@ def test_settings_come_from_the_row_then_workflow_args() -> None:
         FrozenLakeSettings.from_task(Task(workflow_args={"max_steps": 0}))
 
 
+def test_workflow_env_helpers() -> None:
+    wf = _task(desc=MAP).to_workflow(ModelWrapper(MockEngine()))
+    assert wf.render() == "P _ _\n_ O _\n_ _ G" and not wf.finished()
+    obs, reward, done, info = wf.env_step(fl.RIGHT)
+    assert obs == "_ P _\n_ O _\n_ _ G" and (reward, done) == (0.0, False)
+    assert info == {"action_is_valid": True, "action_is_effective": True}
+    assert wf.env_step(fl.UP)[3]["action_is_effective"] is False
+    for action in (fl.RIGHT, fl.DOWN, fl.DOWN):
+        obs, reward, done, _ = wf.env_step(action)
+    assert (reward, done) == (1.0, True) and wf.success() and wf.finished()
+
+
 def test_registered() -> None:
     assert WORKFLOWS.get("frozen_lake_workflow") is FrozenLakeWorkflow
     assert WORKFLOWS.get("step_wise_frozen_lake_workflow") is StepWiseFrozenLakeWorkflow

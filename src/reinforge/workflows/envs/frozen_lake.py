@@ -108,6 +108,15 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
     def render(self) -> str:
         return self.env.render()
 
+    def env_step(self, action: int) -> tuple[str, float, bool, dict[str, bool]]:
+        """One custom action (0-4): ``(observation, reward, done, info)``, Trinity's tuple."""
+        result = self.env.step(action)
+        info = {
+            "action_is_valid": result.action_is_valid,
+            "action_is_effective": result.action_is_effective,
+        }
+        return result.observation, result.reward, result.done, info
+
     def parse_action(self, reply: str) -> int:
         """The custom action (0-4) a reply asks for; override to change the answer format."""
         return frozen_lake_env.parse_action(reply)
