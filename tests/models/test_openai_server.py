@@ -270,6 +270,13 @@ def test_bad_sampling_argument_is_a_bad_request(client: openai.OpenAI) -> None:
         client.chat.completions.create(model="m", messages=user("hi"), extra_body={"n": "two"})
 
 
+def test_malformed_stream_options_is_a_bad_request(server: ServerThread) -> None:
+    body = {"messages": user("hi"), "stream": True, "stream_options": "yes"}
+    resp = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=10)
+    assert resp.status_code == 400
+    assert resp.json()["error"]["param"] == "stream_options"
+
+
 def test_prompt_over_the_context_length(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model="m", messages=user("x" * (MAX_LEN + 10)))

@@ -126,6 +126,8 @@ def _sampling(body: dict[str, Any], *, chat: bool) -> _Call:
     if top:
         kwargs["top_logprobs"] = top
     options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise APIError("'stream_options' must be an object", param="stream_options")
     return _Call(
         kwargs=kwargs,
         logprobs=logprobs,
