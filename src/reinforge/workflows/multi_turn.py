@@ -64,17 +64,28 @@ def merge_turns(chain: Sequence[Experience]) -> Experience:
     return exp
 
 
-# room kept free in the context for the next observation and the reply's prompt glue
-CONTEXT_MARGIN = 128
+# tokens allowed for the chat template's glue around a new message (role headers, markers)
+CONTEXT_MARGIN = 32
 
 
-def context_full(model: Any, last_turn: Experience | None, max_tokens: int | None = None) -> bool:
-    """Whether another turn after ``last_turn`` might not fit the engine's context window."""
+def context_full(
+    model: Any,
+    last_turn: Experience | None,
+    max_tokens: int | None = None,
+    pending: str | None = None,
+) -> bool:
+    """Whether the next turn might not fit the engine's context window.
+
+    The next prompt is ``last_turn``'s tokens plus the ``pending`` message text (the
+    observation about to be sent) plus template glue; the reply needs ``max_tokens``
+    (default: the model's default) on top.
+    """
     limit = getattr(getattr(model, "engine", None), "max_model_len", None)
     if limit is None or last_turn is None:
         return False
     reply = max_tokens or getattr(model, "default_max_tokens", 256)
-    return last_turn.tokens.shape[0] + CONTEXT_MARGIN + reply > limit
+    new = len(model.tokenizer.encode(pending)) if pending else 0
+    return last_turn.tokens.shape[0] + new + CONTEXT_MARGIN + reply > limit
 
 
 def _same_turns(sent: list[dict[str, Any]], given: list[dict[str, Any]]) -> bool:
@@ -141,10 +152,10 @@ class MultiTurnWorkflow(Workflow):
         exps = await self.get_model_response_async(messages, **kwargs)
         return exps[0].response_text or ""
 
-    def context_full(self) -> bool:
-        """Whether the conversation so far leaves too little room for another turn."""
+    def context_full(self, pending: str | None = None) -> bool:
+        """Whether another turn, after sending the ``pending`` message, might not fit."""
         last = self.turns[-1] if self.turns else None
-        return context_full(self.model, last, self.task.rollout_args.max_tokens)
+        return context_full(self.model, last, self.task.rollout_args.max_tokens, pending)
 
     def reset_turns(self) -> None:
         """Forget the recorded turns (start of a new conversation)."""

@@ -127,7 +127,7 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
         stats = EpisodeStats()
         messages = start_messages(self.env, self.settings.system_prompt)
         for _ in range(self.settings.max_steps):
-            if self.context_full():
+            if self.context_full(messages[-1]["content"]):
                 stats.context_full = True
                 break
             reply = await self.get_model_response_text_async(messages)
@@ -185,7 +185,8 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
         return frozen_lake_env.parse_action(reply)
 
     def step(self, step_num: int) -> bool:
-        if context_full(self.model, self._last_turn, self.task.rollout_args.max_tokens):
+        pending = self.messages[-1]["content"]
+        if context_full(self.model, self._last_turn, self.task.rollout_args.max_tokens, pending):
             self.stats.context_full = True
             self._step_reward = 0.0
             return False

@@ -102,7 +102,7 @@ class SciWorldWorkflow(MultiTurnWorkflow):
             ]
             score, steps, invalid, done, context_full = 0.0, 0, 0, False, False
             for _ in range(s.max_steps):
-                if self.context_full():
+                if self.context_full(messages[-1]["content"]):
                     context_full = True
                     break
                 reply = await self.get_model_response_text_async(messages)
