@@ -82,6 +82,11 @@ class ReinforgeConfig(_Strict):
     synchronizer: SynchronizerConfig = Field(default_factory=SynchronizerConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="Python files or folders (relative to this file) imported before the "
+        "run, so the workflows, rewards and operators they register can be named here",
+    )
     # where the YAML file lives: relative taskset paths resolve against it
     config_dir: str | None = Field(None, exclude=True)
 

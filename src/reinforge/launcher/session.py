@@ -10,6 +10,7 @@ from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.explorer import Explorer
+from reinforge.launcher.plugins import load_plugins
 from reinforge.models import create_engine, resolve_model_path
 from reinforge.monitor import (
     ConsoleReporter,
@@ -78,6 +79,7 @@ class RunSession:
         """Load the engine first (a wrong model path fails before anything is written),
         then create the run directory, the metric sinks, the buffer and the explorer.
         Whatever was opened is closed again if a later piece fails."""
+        load_plugins(cfg.plugins, cfg.config_dir)
         model = cfg.model
         model_dir = (
             resolve_model_path(model.model_path, model.cache_dir)

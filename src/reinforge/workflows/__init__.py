@@ -21,6 +21,7 @@ from reinforge.workflows.step_wise import (
     RewardPropagationWorkflow,
     StepWiseRewardWorkflow,
 )
+from reinforge.workflows.tool_call import ToolCallWorkflow
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 __all__ = [
@@ -42,5 +43,6 @@ __all__ = [
     "SimpleWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
+    "ToolCallWorkflow",
     "Workflow",
 ]
