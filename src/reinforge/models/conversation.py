@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from reinforge.models.tool_format import canonical_message
 
 logger = logging.getLogger(__name__)
@@ -35,14 +37,14 @@ _warned: set[str] = set()  # fallback reasons already logged in this process
 Render = Callable[[list[dict[str, Any]], list[dict] | None, bool], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Turn:
     """One sampled reply: the exact ids the model saw and produced."""
 
     turn_id: int
     messages: tuple[tuple, ...]  # canonical prompt messages
     tools_key: str
-    tokens: tuple[int, ...]  # prompt + sampled ids
+    tokens: np.ndarray  # prompt + sampled ids (int32: compact, many turns are kept)
     prompt_length: int
     ended_with_eos: bool
 
@@ -59,7 +61,7 @@ class Bridge:
 class TurnIndex:
     """Recent replies, looked up by the conversation that continues them."""
 
-    def __init__(self, tokenizer: Any, render: Render, capacity: int = 4096) -> None:
+    def __init__(self, tokenizer: Any, render: Render, capacity: int = 1024) -> None:
         self.tokenizer = tokenizer
         self.render = render
         self.capacity = capacity
@@ -89,7 +91,7 @@ class TurnIndex:
             turn_id,
             tuple(canonical_message(m) for m in messages),
             tools_key,
-            tuple(tokens),
+            np.asarray(tokens, dtype=np.int32),
             prompt_length,
             ended_with_eos,
         )
@@ -157,10 +159,10 @@ class TurnIndex:
             self._fallback("the end-of-turn marker is not where the template puts it")
             return None
         if parent.ended_with_eos:
-            eos_text = self.tokenizer.decode(list(parent.tokens[-1:]), skip_special_tokens=False)
+            eos_text = self.tokenizer.decode(parent.tokens[-1:].tolist(), skip_special_tokens=False)
             marker = marker[len(eos_text) :] if marker.startswith(eos_text) else marker
         glue_ids = self.tokenizer.encode(marker + glue)
-        ids = list(parent.tokens) + glue_ids
+        ids = parent.tokens.tolist() + glue_ids
         return Bridge(parent, ids, self.tokenizer.decode(ids, skip_special_tokens=False))
 
     def _fallback(self, why: str) -> None:
