@@ -45,6 +45,7 @@ import yaml
 from reinforge.models import ModelWrapper, create_engine
 from reinforge.models.openai_server import ServerThread, create_app
 
+ENGINE_COUNTERS = ("prefills", "decode_steps", "generated_tokens", "prefill_s", "decode_s")
 QUESTIONS = [
     "Hi!",
     "What is 2 + 2?",
@@ -67,6 +68,9 @@ class SideResult:
     errors: list[str]
     completion_tokens: int
     outputs: dict[int, list[int]]  # request index -> sampled token ids
+    #: this process's engine counters over the run (hf engine only; with
+    #: ``--server subprocess`` the HTTP side's engine lives in the child)
+    engine: dict[str, float]
 
     @property
     def rps(self) -> float:
@@ -93,6 +97,7 @@ async def run_side(
     name: str,
     make_client: Callable[[], openai.AsyncOpenAI],
     args: argparse.Namespace,
+    stats: dict[str, float],
     first: int = 0,
     count: int | None = None,
 ) -> SideResult:
@@ -120,12 +125,14 @@ async def run_side(
             outputs[i] = resp.choices[0].model_extra["token_ids"]
             tokens += resp.usage.completion_tokens
 
+    before = dict(stats)
     start = time.perf_counter()
     await asyncio.gather(*(worker(c) for c in clients))
     seconds = time.perf_counter() - start
     for client in clients:
         await client.close()
-    return SideResult(name, seconds, latencies, errors, tokens, outputs)
+    engine = {k: stats[k] - before[k] for k in ENGINE_COUNTERS if k in stats}
+    return SideResult(name, seconds, latencies, errors, tokens, outputs, engine)
 
 
 def build_model(args: argparse.Namespace) -> ModelWrapper:
@@ -184,13 +191,14 @@ async def run_all(args: argparse.Namespace, model: ModelWrapper, url: str) -> li
         return async_openai_client(model.openai_service, timeout=300)
 
     sides = {"http server": http_client, "in-process": local_client}
+    stats = getattr(model.engine, "stats", {})
     for name, make in sides.items():  # warm-up: connections, first batches, caches
-        await run_side(name, make, args, first=10**6, count=args.concurrency)
+        await run_side(name, make, args, stats, first=10**6, count=args.concurrency)
     results = []
     for rep in range(args.repeats):
         order = list(sides) if rep % 2 == 0 else list(sides)[::-1]  # drift hits both sides
         for name in order:
-            results.append(await run_side(name, sides[name], args))
+            results.append(await run_side(name, sides[name], args, stats))
     return results
 
 
@@ -208,6 +216,17 @@ def print_table(results: list[SideResult]) -> None:
             f"{1000 * r.percentile(0.5):8.1f} {1000 * r.percentile(0.99):8.1f} "
             f"{1000 * mean:8.1f} {r.completion_tokens / r.seconds:8.1f} {r.seconds:7.2f}"
         )
+    for r in results:
+        e = r.engine
+        if e.get("decode_steps"):
+            busy = e["prefill_s"] + e["decode_s"]
+            print(
+                f"  {r.name} engine: {busy:.1f} s busy ({100 * busy / r.seconds:.0f}% of wall), "
+                f"{e['prefills']:.0f} prefills, {e['decode_steps']:.0f} decode steps, "
+                # each request's first token comes from its prefill, the rest from decode steps
+                f"{(e['generated_tokens'] - len(r.latencies)) / e['decode_steps']:.1f} rows/step, "
+                f"{1000 * e['decode_s'] / e['decode_steps']:.0f} ms/step"
+            )
     for r in results:
         for e in r.errors[:5]:
             print(f"  {r.name} error: {e}")
