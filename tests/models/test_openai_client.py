@@ -213,3 +213,15 @@ def test_async_client_records_history() -> None:
     assert asyncio.run(main()) == ["hi there"] * 6
     assert len(model.extract_experience_from_history()) == 6
     assert model.get_openai_async_client() is model.get_openai_async_client()
+
+
+def test_n_is_capped_and_empty_stop_strings_are_refused() -> None:
+    client = wrapper(["x"]).get_openai_client()
+    with pytest.raises(openai.BadRequestError, match="'n' must be between 1 and 128"):
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "q"}], n=10**9
+        )
+    with pytest.raises(openai.BadRequestError, match="stop strings must be non-empty"):
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "q"}], stop=[""]
+        )

@@ -71,6 +71,9 @@ class _Call:
     prompts: list[Any] = field(default_factory=list)
 
 
+#: most samples one request may ask for (a huge ``n`` would stall a shared engine)
+MAX_N = 128
+
 _UNSUPPORTED_NONDEFAULT = {
     "frequency_penalty": 0,
     "presence_penalty": 0,
@@ -109,6 +112,8 @@ def _sampling(body: dict[str, Any], *, chat: bool) -> _Call:
         "seed": _number(body, "seed", int),
         "max_tokens": None if max_tokens is None else _number({"m": max_tokens}, "m", int),
     }
+    if not 1 <= kwargs["n"] <= MAX_N:
+        raise APIError(f"'n' must be between 1 and {MAX_N}, got {kwargs['n']}", param="n")
     stop = body.get("stop")
     if stop is not None:
         if isinstance(stop, str):
