@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo explore test test-fast lint format bench clean
+.PHONY: demo explore test test-fast lint format bench bench-trl clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/explorer_overhead.py
 	$(BIN)/python bench/engine_throughput.py
+
+## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 20 min on 2 cores)
+bench-trl: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python bench/grpo_vs_trl.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .ruff_cache

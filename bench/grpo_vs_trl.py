@@ -1,0 +1,796 @@
+"""GRPO on CPU: reinforge against TRL's ``GRPOTrainer``, same task, model and settings.
+
+Why: reinforge's claim is that RL fine-tuning of a small model is practical on a
+laptop CPU. The obvious alternative is TRL's ``GRPOTrainer`` in its normal CPU
+configuration, so this script runs both, one after the other in one invocation,
+and reports throughput, memory and held-out accuracy side by side.
+
+What runs (each in its own subprocess, so that peak memory is measured per side):
+
+1. reinforge: ``reinforge.launcher.modes.run_both`` (what ``reinforge run`` does
+   for ``mode: both``) with the settings of ``examples/arithmetic/grpo.yaml``:
+   GRPO preset (PPO clip 0.2, KL loss low_var_kl 0.001, token-mean), the
+   ``reward_std_filter`` pipeline, HF engine, full fine-tuning, AdamW with linear
+   warm-up. In-run evaluation is switched off; only the step and model counts
+   below are changed from the command line.
+2. TRL: ``GRPOTrainer`` with ``use_cpu=True``, fp32, its own ``model.generate``
+   rollouts, and the matching settings: ``num_generations`` = rollouts per
+   prompt, one optimiser step per generation batch of prompts x rollouts
+   (``per_device_train_batch_size`` = reinforge's micro-batch,
+   ``gradient_accumulation_steps`` = batch / micro-batch), same
+   ``max_completion_length``, temperature (top-p 1, no top-k), learning rate,
+   warm-up schedule (the same LambdaLR as reinforge's trainer, passed in via
+   ``optimizers``), AdamW betas/eps, no weight decay, grad-norm clip 1.0,
+   ``beta`` = reinforge's KL coefficient (TRL's KL is the same k3 /
+   "low_var_kl" estimator, unclamped), ``epsilon`` 0.2, ``loss_type="dapo"``
+   (token mean over the whole batch, like reinforge's ``token-mean``),
+   ``scale_rewards="group"`` (GRPO's std-normalised advantages). The only speed
+   knob changed from TRL's defaults: ``gradient_checkpointing=False`` (TRL turns
+   it on by default; for a 135M model on a machine with gigabytes of free memory
+   a competent user switches it off, and reinforge does not use it either).
+   ``bf16=False``: fp32 like reinforge. The prompts are the same rows in the same
+   order (reinforge's shuffled taskset order, TRL's ``shuffle_dataset=False``),
+   rendered with the same chat template, and scored by the same reward function
+   object (reinforge's ``accuracy_reward``, math-verify).
+3. eval: ONE subprocess evaluates the untrained model, reinforge's final model
+   and TRL's final model with reinforge's own evaluator (HF engine, ModelWrapper,
+   ``simple_workflow``, ``accuracy_reward``) on the held-out
+   ``examples/arithmetic/data/test.jsonl``: mean@k (k samples per question at the
+   training temperature) and greedy accuracy (temperature 0, one sample).
+
+Differences that remain (on purpose, each side's normal behaviour): reinforge's
+``reward_std_filter`` drops groups whose rollouts all got the same reward before
+the update (their GRPO advantage is 0, so in TRL they add only KL gradient and
+count in the loss normaliser); reinforge takes the old log-probabilities from the
+sampler, TRL from the trainer (both on-policy, ratio ~1); reinforge's PPO loss has
+dual clip c=3, TRL's default has none (no effect at ratio ~1).
+``--no-std-filter`` removes the first difference.
+
+How samples are counted: one *rollout* is one sampled completion. Both sides
+sample prompts x rollouts completions per step and hand all of them to that
+step's update, so ``rollouts/min`` = steps x prompts x rollouts / training wall
+time is the headline number. The stricter ``backward/min`` counts only the
+completions that went through the forward/backward pass: all of them for TRL,
+those that survive ``reward_std_filter`` for reinforge.
+
+Timing: *training wall* runs from just before the side builds its training
+objects (after Python imports; it includes loading the policy, the reference
+model and, for reinforge, the inference engine) to the end of the last optimiser
+step, before the final model is saved. *s/step* is the mean time per step after
+the first one. *process wall* is the whole subprocess, imports and saving
+included. Peak RSS is the largest resident set of the side's process tree
+(``os.wait4``; reward worker processes included, not summed).
+
+Accuracy at equal wall time: both sides run the same number of steps; W = the
+slower side's training wall time. The faster side's final model is its model as
+of a wall time <= W (it stopped earlier and is not given the rest of W), so both
+final models are compared at "wall time <= W", which, if anything, handicaps the
+faster side.
+
+Run::
+
+    .venv/bin/python bench/grpo_vs_trl.py             # defaults, roughly 15-25 min on 2 cores
+    .venv/bin/python bench/grpo_vs_trl.py --steps 2   # smoke run
+    make bench-trl                                    # installs .[bench] (TRL) first
+
+Numbers on a shared machine move with other load: both sides run one after the
+other, so a busy neighbour during one side skews the ratio (``--order`` flips
+which side goes first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+GRPO_CONFIG = ROOT / "examples" / "arithmetic" / "grpo.yaml"
+SIDES = ("reinforge", "trl")
+SAMPLED_EVAL = "arithmetic-test"
+GREEDY_EVAL = "arithmetic-test-greedy"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What both sides share; one JSON spec per worker subprocess."""
+
+    model: str = "smollm2-135m-instruct"
+    steps: int = 16
+    prompts: int = 8
+    group: int = 8
+    max_tokens: int = 32
+    temperature: float = 1.0
+    lr: float = 1e-5
+    warmup_steps: int = 2
+    micro_batch: int = 16
+    kl_coef: float = 0.001
+    std_filter: bool = True
+    threads: int = 2
+    seed: int = 0
+    eval_k: int = 4
+    eval_limit: int | None = None
+
+    @property
+    def rollouts_per_step(self) -> int:
+        return self.prompts * self.group
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line flags; defaults follow examples/arithmetic/grpo.yaml (one full run ~20 min)."""
+    d = Settings()
+    p = argparse.ArgumentParser(
+        description="GRPO on CPU: reinforge vs TRL GRPOTrainer (same task, model, settings).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--model", default=d.model, help="catalog name or local HF model directory")
+    p.add_argument("--steps", type=int, default=d.steps, help="optimiser steps per side")
+    p.add_argument("--prompts", type=int, default=d.prompts, help="prompts per step")
+    p.add_argument("--group", type=int, default=d.group, help="rollouts per prompt (group size)")
+    p.add_argument("--max-tokens", type=int, default=d.max_tokens, help="max completion tokens")
+    p.add_argument("--temperature", type=float, default=d.temperature)
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--warmup-steps", type=int, default=d.warmup_steps)
+    p.add_argument(
+        "--micro-batch", type=int, default=d.micro_batch, help="sequences per forward/backward"
+    )
+    p.add_argument(
+        "--kl-coef",
+        type=float,
+        default=d.kl_coef,
+        help="KL loss coefficient (reinforge kl_loss_coef, TRL beta); 0 = no reference model",
+    )
+    p.add_argument(
+        "--no-std-filter",
+        dest="std_filter",
+        action="store_false",
+        help="train reinforge on every group (no reward_std_filter), like TRL",
+    )
+    p.add_argument("--threads", type=int, default=d.threads, help="torch threads per side")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument(
+        "--eval-k", type=int, default=d.eval_k, help="samples per held-out question (mean@k)"
+    )
+    p.add_argument(
+        "--eval-limit", type=int, default=d.eval_limit, help="held-out questions (default: all)"
+    )
+    p.add_argument("--order", default="reinforge,trl", help="which side runs first")
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=ROOT / "runs" / "bench" / "grpo_vs_trl",
+        help="work directory (replaced); results.json is written here",
+    )
+    p.add_argument("--skip-eval", action="store_true", help="timing only: no held-out evaluation")
+    p.add_argument("--keep-models", action="store_true", help="keep the trained model folders")
+    p.add_argument("--worker", choices=[*SIDES, "eval"], help=argparse.SUPPRESS)
+    p.add_argument("--spec", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    order = [s.strip() for s in args.order.split(",")]
+    if sorted(order) != sorted(SIDES):
+        p.error(f"--order must name both sides once, e.g. 'trl,reinforge' (got {args.order!r})")
+    args.order = order
+    if args.worker is None:
+        for name in ("steps", "prompts", "group", "max_tokens", "micro_batch", "threads", "eval_k"):
+            if getattr(args, name) < 1:
+                p.error(f"--{name.replace('_', '-')} must be >= 1")
+        if args.group < 2:
+            p.error("--group must be >= 2 (GRPO compares rollouts within a group)")
+        if (args.prompts * args.group) % args.micro_batch:
+            p.error(
+                f"--prompts x --group ({args.prompts * args.group}) must be a multiple of "
+                f"--micro-batch ({args.micro_batch}): TRL accumulates whole micro-batches"
+            )
+    return args
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    return Settings(
+        **{
+            name: getattr(args, name)
+            for name in Settings.__dataclass_fields__
+            if hasattr(args, name)
+        }
+    )
+
+
+# ---- shared helpers (workers) ---------------------------------------------------------
+
+
+def _offline_env(threads: int) -> dict[str, str]:
+    """Environment of a worker: no hub access, the same thread count on both sides."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "OMP_NUM_THREADS": str(threads),
+            "MKL_NUM_THREADS": str(threads),
+            "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def reinforge_config(settings: Settings, run_dir: Path, model_dir: str) -> Any:
+    """examples/arithmetic/grpo.yaml with the bench's step/batch settings, no in-run eval."""
+    from reinforge.config import config_from_dict, load_config
+
+    data = load_config(GRPO_CONFIG).model_dump(mode="json", by_alias=False)
+    data["run_dir"] = str(run_dir)
+    data["model"]["model_path"] = model_dir
+    data["model"]["max_response_tokens"] = settings.max_tokens
+    data["model"]["hf"]["seed"] = settings.seed
+    data["model"]["hf"]["num_threads"] = settings.threads
+    buffer = data["buffer"]
+    buffer["batch_size"] = settings.prompts
+    buffer["total_steps"] = settings.steps
+    taskset = buffer["explorer_input"]["taskset"]
+    taskset["repeat_times"] = settings.group
+    taskset["rollout_args"]["temperature"] = settings.temperature
+    buffer["explorer_input"]["eval_tasksets"] = []
+    if not settings.std_filter:
+        ops = buffer["experience_pipeline"]["operators"]
+        buffer["experience_pipeline"]["operators"] = [
+            op for op in ops if op["name"] != "reward_std_filter"
+        ]
+    trainer = data["trainer"]
+    trainer.update(
+        lr=settings.lr,
+        warmup_steps=settings.warmup_steps,
+        micro_batch_size=settings.micro_batch,
+        seed=settings.seed,
+    )
+    trainer["algorithm_args"] = {**trainer.get("algorithm_args", {}), "kl_loss_coef": 0.0}
+    if settings.kl_coef > 0:
+        trainer["algorithm_args"]["kl_loss_coef"] = settings.kl_coef
+    data["explorer"].update(eval_on_start=False, eval_interval=None)
+    data["checkpoint"].update(save_interval=None, max_checkpoints_to_keep=1)
+    data["monitor"].update(progress=False, jsonl=True, tensorboard=False, plot=False)
+    return config_from_dict(data, str(GRPO_CONFIG), config_dir=str(GRPO_CONFIG.parent))
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+
+
+def _log(side: str, message: str) -> None:
+    print(f"[{side}] {message}", file=sys.stderr, flush=True)
+
+
+# ---- worker: reinforge ----------------------------------------------------------------
+
+
+def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run reinforge's ``run_both`` loop; time it; export the final policy."""
+    import asyncio
+    import gc
+
+    import torch
+
+    torch.set_num_threads(spec["settings"]["threads"])
+    from reinforge.launcher import modes
+    from reinforge.launcher.session import RunSession
+    from reinforge.trainer.checkpoint import CheckpointManager, export_model
+
+    settings = Settings(**spec["settings"])
+    work = Path(spec["work_dir"])
+    cfg = reinforge_config(settings, work / "run", spec["model_dir"])
+    modes.check_mode(cfg)
+    marks: dict[str, float] = {}
+    step_ends: list[float] = []
+    trained: list[float] = []
+    original_save, original_train_on = modes._save, modes._train_on
+
+    # Instrumentation only: record when the last optimiser step ended (the final
+    # checkpoint save starts) and when each step's update finished.
+    def timed_save(session: Any, trainer: Any, trained_step: int) -> None:
+        marks.setdefault("train_end", time.monotonic())
+        original_save(session, trainer, trained_step)
+
+    def timed_train_on(session: Any, trainer: Any, step: int) -> dict[str, Any]:
+        metrics = original_train_on(session, trainer, step)
+        step_ends.append(time.monotonic() - marks["start"])
+        trained.append(float(metrics.get("train/experiences", 0.0)))
+        _log(
+            "reinforge",
+            f"step {step}/{settings.steps} done at {step_ends[-1]:.1f} s, "
+            f"{int(trained[-1])} completions through backward, "
+            f"loss {metrics.get('train/loss', float('nan')):.4f}",
+        )
+        return metrics
+
+    modes._save, modes._train_on = timed_save, timed_train_on
+    gc.freeze()  # as the CLI does: import-time objects out of the GC's way
+    marks["start"] = time.monotonic()
+    session = RunSession.open(cfg)
+    try:
+        asyncio.run(modes.run_both(session))
+    finally:
+        session.close()
+    train_wall = marks["train_end"] - marks["start"]
+    checkpoints = CheckpointManager(cfg.checkpoint_dir).list()
+    model_out = work / "model"
+    export_model(checkpoints[-1], spec["model_dir"], model_out)
+    rewards, lengths = [], []
+    for line in (cfg.resolved_run_dir / "metrics.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if "explore/reward_mean" in row:
+            rewards.append(row["explore/reward_mean"])
+            lengths.append(row.get("explore/response_length", float("nan")))
+    return {
+        "train_wall_s": train_wall,
+        "step_ends_s": step_ends,
+        "rollouts": settings.steps * settings.rollouts_per_step,
+        "backward_samples": sum(trained),
+        "train_reward_per_step": rewards,
+        "response_length_per_step": lengths,
+        "model_dir": str(model_out),
+        "threads": torch.get_num_threads(),
+    }
+
+
+# ---- worker: TRL ----------------------------------------------------------------------
+
+
+def trl_rows(settings: Settings, model_dir: str, work: Path) -> list[dict[str, Any]]:
+    """reinforge's training tasks, in reinforge's (shuffled) order, as TRL prompt rows.
+
+    The user message comes from reinforge's own ``simple_workflow`` (prompt template
+    applied), so both sides chat-template exactly the same conversation.
+    """
+    from reinforge.buffer import load_taskset
+    from reinforge.workflows import WORKFLOWS
+
+    cfg = reinforge_config(settings, work / "unused", model_dir)
+    taskset = cfg.buffer.explorer_input.taskset
+    loaded = load_taskset(taskset, base_dir=Path(cfg.config_dir))
+    workflow_cls = WORKFLOWS.get(taskset.default_workflow_type)
+    rows = []
+    for task in loaded.tasks:
+        messages = workflow_cls(task=task, model=None).format_messages()
+        rows.append({"prompt": messages, "answer": str(task.truth)})
+    return rows
+
+
+def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run TRL's GRPOTrainer with the matching settings; time it; save the final model."""
+    import torch
+
+    torch.set_num_threads(spec["settings"]["threads"])
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from reinforge.rewards.accuracy_reward import AccuracyReward
+
+    settings = Settings(**spec["settings"])
+    work = Path(spec["work_dir"])
+    dataset = Dataset.from_list(trl_rows(settings, spec["model_dir"], work))
+    reward_fn = AccuracyReward()  # what the taskset's accuracy_reward builds (5 s timeout)
+
+    def accuracy(completions: list[Any], answer: list[str], **_: Any) -> list[float]:
+        return [
+            reward_fn(response=c[0]["content"] if isinstance(c, list) else c, truth=a)["accuracy"]
+            for c, a in zip(completions, answer, strict=True)
+        ]
+
+    step_ends: list[float] = []
+    rewards: list[float] = []
+    lengths: list[float] = []
+    marks: dict[str, float] = {}
+
+    class Progress(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            step_ends.append(time.monotonic() - marks["start"])
+            _log("trl", f"step {state.global_step}/{settings.steps} done at {step_ends[-1]:.1f} s")
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            if logs and "reward" in logs:
+                rewards.append(float(logs["reward"]))
+                lengths.append(float(logs.get("completions/mean_length", float("nan"))))
+
+    batch = settings.rollouts_per_step
+    config = GRPOConfig(
+        output_dir=str(work / "trainer"),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,  # TRL's default is True; off for speed (see docstring)
+        per_device_train_batch_size=settings.micro_batch,
+        gradient_accumulation_steps=batch // settings.micro_batch,
+        num_generations=settings.group,
+        max_completion_length=settings.max_tokens,
+        temperature=settings.temperature,
+        top_p=1.0,
+        top_k=0,
+        learning_rate=settings.lr,
+        weight_decay=0.0,
+        adam_beta1=0.9,
+        adam_beta2=0.999,
+        adam_epsilon=1e-8,
+        max_grad_norm=1.0,
+        beta=settings.kl_coef,
+        epsilon=0.2,
+        loss_type="dapo",
+        scale_rewards="group",
+        num_iterations=1,
+        max_steps=settings.steps,
+        shuffle_dataset=False,
+        seed=settings.seed,
+        save_strategy="no",
+        logging_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        log_completions=False,
+    )
+    marks["start"] = time.monotonic()
+    model = AutoModelForCausalLM.from_pretrained(
+        spec["model_dir"], dtype=torch.float32, local_files_only=True
+    )
+    # reinforge's optimiser and warm-up: AdamW, lr * min(1, (step + 1) / warmup)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0
+    )
+    warmup = settings.warmup_steps
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=accuracy,
+        args=config,
+        train_dataset=dataset,
+        callbacks=[Progress()],
+        optimizers=(optimizer, scheduler),
+    )
+    trainer.train()
+    train_wall = time.monotonic() - marks["start"]
+    model_out = work / "model"
+    trainer.save_model(str(model_out))
+    return {
+        "train_wall_s": train_wall,
+        "step_ends_s": step_ends,
+        "rollouts": settings.steps * batch,
+        "backward_samples": float(settings.steps * batch),
+        "train_reward_per_step": rewards,
+        "response_length_per_step": lengths,
+        "model_dir": str(model_out),
+        "threads": torch.get_num_threads(),
+        "trl_version": __import__("trl").__version__,
+    }
+
+
+# ---- worker: shared evaluator ---------------------------------------------------------
+
+
+def _load_weights(model_dir: Path) -> dict[str, Any]:
+    """The tensors of a HF model directory saved with safetensors (one file or shards)."""
+    from safetensors.torch import load_file
+
+    weights: dict[str, Any] = {}
+    for file in sorted(model_dir.glob("*.safetensors")):
+        weights.update(load_file(file))
+    if not weights:
+        raise FileNotFoundError(f"no *.safetensors in {model_dir}")
+    return weights
+
+
+def worker_eval(spec: dict[str, Any]) -> dict[str, Any]:
+    """One engine, one evaluator: held-out mean@k and greedy accuracy of each model in turn."""
+    import asyncio
+
+    import torch
+
+    torch.set_num_threads(spec["settings"]["threads"])
+    from reinforge.config import config_from_dict
+    from reinforge.launcher.session import RunSession
+
+    settings = Settings(**spec["settings"])
+    work = Path(spec["work_dir"])
+    cfg = reinforge_config(settings, work / "run", spec["model_dir"])
+    data = cfg.model_dump(mode="json", by_alias=False)
+    from reinforge.config import load_config
+
+    test = (
+        load_config(GRPO_CONFIG)
+        .buffer.explorer_input.eval_tasksets[0]
+        .model_dump(mode="json", by_alias=False)
+    )
+    test.update(limit=settings.eval_limit, repeat_times=settings.eval_k, name=SAMPLED_EVAL)
+    test["rollout_args"]["temperature"] = settings.temperature
+    greedy = json.loads(json.dumps(test))
+    greedy.update(name=GREEDY_EVAL, repeat_times=1)
+    greedy["rollout_args"]["temperature"] = 0.0
+    data["buffer"]["explorer_input"]["eval_tasksets"] = [test, greedy]
+    data["mode"] = "eval"
+    cfg = config_from_dict(data, "<bench eval>", config_dir=str(GRPO_CONFIG.parent))
+    session = RunSession.open(cfg, with_pipeline=False)
+    results: dict[str, Any] = {}
+
+    async def run_all() -> None:
+        for step, (name, folder) in enumerate(spec["models"].items()):
+            if folder is not None:
+                session.explorer.engine.update_weights(_load_weights(Path(folder)), version=step)
+            start = time.monotonic()
+            metrics = await session.explorer.evaluate(step)
+            results[name] = {
+                "sampled": metrics[f"eval/{SAMPLED_EVAL}/mean@{settings.eval_k}"],
+                "greedy": metrics[f"eval/{GREEDY_EVAL}/mean@1"],
+                "questions": int(metrics[f"eval/{GREEDY_EVAL}/tasks"]),
+                "seconds": time.monotonic() - start,
+            }
+            _log("eval", f"{name}: {results[name]}")
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        session.close()
+    return {"models": results}
+
+
+WORKERS = {"reinforge": worker_reinforge, "trl": worker_trl, "eval": worker_eval}
+
+
+# ---- parent: orchestration and report -------------------------------------------------
+
+
+@dataclass
+class WorkerRun:
+    """One worker subprocess: its result JSON plus what the parent measured."""
+
+    result: dict[str, Any]
+    process_wall_s: float
+    peak_rss_mib: float
+    cpu_s: float
+    load: list[float]  # 1-minute load average, sampled every few seconds while it ran
+
+
+def run_worker(name: str, spec: dict[str, Any], work: Path, threads: int) -> WorkerRun:
+    """Start ``--worker name`` in a fresh interpreter; wait with ``os.wait4`` for its peak RSS."""
+    work.mkdir(parents=True, exist_ok=True)
+    spec_path, result_path = work / "spec.json", work / "result.json"
+    _write_json(spec_path, {**spec, "work_dir": str(work), "result_path": str(result_path)})
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        name,
+        "--spec",
+        str(spec_path),
+    ]
+    load: list[float] = []
+    done = threading.Event()
+
+    def sample_load() -> None:
+        while not done.wait(5.0):
+            load.append(os.getloadavg()[0])
+
+    sampler = threading.Thread(target=sample_load, daemon=True)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=_offline_env(threads), cwd=ROOT)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - start
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker '{name}' failed with exit code {proc.returncode}")
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    # ru_maxrss is in KiB on Linux: the largest RSS of the child or any descendant it reaped
+    cpu = usage.ru_utime + usage.ru_stime
+    return WorkerRun(result, wall, usage.ru_maxrss / 1024.0, cpu, load or [os.getloadavg()[0]])
+
+
+def per_step_s(step_ends: list[float]) -> float:
+    """Mean seconds per step after the first (the first one carries warm-up costs)."""
+    if len(step_ends) < 2:
+        return float("nan")
+    return (step_ends[-1] - step_ends[0]) / (len(step_ends) - 1)
+
+
+def _mean(values: list[float]) -> float:
+    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else float("nan")
+
+
+def build_report(
+    settings: Settings, sides: dict[str, WorkerRun], evaluation: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Numbers for the table and results.json (one dict per side, ratios, eval)."""
+    report: dict[str, Any] = {"settings": asdict(settings), "sides": {}}
+    for name, run in sides.items():
+        r = run.result
+        wall = r["train_wall_s"]
+        report["sides"][name] = {
+            "train_wall_s": wall,
+            "process_wall_s": run.process_wall_s,
+            "peak_rss_mib": run.peak_rss_mib,
+            "main_peak_rss_mib": r.get("main_peak_rss_mib"),
+            "cpu_s": run.cpu_s,
+            "load_mean": _mean(run.load),
+            "load_max": max(run.load),
+            "rollouts": r["rollouts"],
+            "rollouts_per_min": 60.0 * r["rollouts"] / wall,
+            "backward_samples": r["backward_samples"],
+            "backward_per_min": 60.0 * r["backward_samples"] / wall,
+            "s_per_step": per_step_s(r["step_ends_s"]),
+            "train_reward_mean": _mean(r["train_reward_per_step"]),
+            "response_length_mean": _mean(r["response_length_per_step"]),
+            "threads": r.get("threads"),
+        }
+        if "trl_version" in r:
+            report["trl_version"] = r["trl_version"]
+    a, b = report["sides"].get("reinforge"), report["sides"].get("trl")
+    if a and b:
+        report["ratio"] = {
+            k: a[k] / b[k] for k in ("rollouts_per_min", "backward_per_min") if b[k] > 0
+        }
+        report["ratio"]["s_per_step_trl_over_reinforge"] = b["s_per_step"] / a["s_per_step"]
+        report["equal_wall_s"] = max(a["train_wall_s"], b["train_wall_s"])
+    if evaluation is not None:
+        report["eval"] = evaluation["models"]
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The printed table (plain text, one row per measure)."""
+    s = report["settings"]
+    sides = report["sides"]
+    names = [n for n in SIDES if n in sides]
+    trl = f"TRL {report.get('trl_version', '?')}"
+    header = {"reinforge": "reinforge", "trl": trl}
+    lines = [
+        "",
+        "GRPO on CPU: reinforge vs TRL GRPOTrainer",
+        f"  task: examples/arithmetic (train.jsonl, held-out test.jsonl), model {s['model']}",
+        f"  {s['steps']} steps x {s['prompts']} prompts x {s['group']} rollouts, max "
+        f"{s['max_tokens']} new tokens, temperature {s['temperature']}, lr {s['lr']} "
+        f"(warm-up {s['warmup_steps']}), micro-batch {s['micro_batch']}, KL coef {s['kl_coef']}, "
+        f"reward_std_filter {'on' if s['std_filter'] else 'off'} (reinforge), "
+        f"{s['threads']} torch threads per side",
+        "",
+    ]
+
+    def row(label: str, key: str, fmt: str, ratio: str | None = None) -> None:
+        cells = [
+            format(sides[n][key], fmt) if sides[n].get(key) is not None else "-" for n in names
+        ]
+        extra = ""
+        value = report.get("ratio", {}).get(ratio) if ratio is not None else None
+        if value is not None and math.isfinite(value):
+            extra = f"{value:.2f}x"
+        lines.append(f"  {label:<44}" + "".join(f"{c:>16}" for c in cells) + f"{extra:>16}")
+
+    lines.append(
+        f"  {'':<44}" + "".join(f"{header[n]:>16}" for n in names) + f"{'reinforge/TRL':>16}"
+    )
+    row("rollouts (steps x prompts x group)", "rollouts", "d")
+    row("training wall (s)", "train_wall_s", ".1f")
+    row("rollouts / min  [headline]", "rollouts_per_min", ".1f", "rollouts_per_min")
+    row("completions through backward", "backward_samples", ".0f")
+    row("completions through backward / min", "backward_per_min", ".1f", "backward_per_min")
+    row("s / step (after step 1)", "s_per_step", ".2f", "s_per_step_trl_over_reinforge")
+    row("process wall incl. imports, save (s)", "process_wall_s", ".1f")
+    row("peak RSS, training process (MiB)", "main_peak_rss_mib", ".0f")
+    row("peak RSS, largest process of the tree (MiB)", "peak_rss_mib", ".0f")
+    row("process CPU time, user+sys (s)", "cpu_s", ".0f")
+    row("1-min load average while running: mean", "load_mean", ".1f")
+    row("1-min load average while running: max", "load_max", ".1f")
+    row("train reward, mean over steps", "train_reward_mean", ".3f")
+    row("mean completion length (tokens)", "response_length_mean", ".1f")
+    ev = report.get("eval")
+    if ev:
+        base = ev.get("untrained", {})
+        k = s["eval_k"]
+        n_q = next(iter(ev.values()))["questions"]
+        lines.append("")
+        lines.append(
+            f"  held-out accuracy, one shared evaluator (reinforge HF engine + simple_workflow + "
+            f"accuracy_reward, {n_q} test questions)"
+        )
+        if "equal_wall_s" in report:
+            lines.append(
+                f"  models as of wall time <= W = {report['equal_wall_s']:.1f} s (the slower "
+                "side's training wall): each side's final model after the same steps"
+            )
+        cols = ["untrained", *names]
+        lines.append(
+            f"  {'':<44}" + "".join(f"{header.get(c, c):>16}" for c in cols) + f"{'Δ r-TRL':>16}"
+        )
+        for key, label in (
+            ("sampled", f"mean@{k}, temperature {s['temperature']}"),
+            ("greedy", "greedy (temperature 0)"),
+        ):
+            cells = [ev[c][key] if c in ev else None for c in cols]
+            text = "".join(f"{'-' if v is None else format(v, '.3f'):>16}" for v in cells)
+            delta = ""
+            if "reinforge" in ev and "trl" in ev:
+                delta = f"{ev['reinforge'][key] - ev['trl'][key]:+.3f}"
+            lines.append(f"  {label:<44}{text}{delta:>16}")
+        if base:
+            times = ", ".join(f"{c} {ev[c]['seconds']:.0f} s" for c in cols if c in ev)
+            lines.append(f"  eval time per model: {times}")
+    lines.append("")
+    lines.append(
+        "  rollouts: every sampled completion handed to a step's update (same count both sides);"
+    )
+    lines.append(
+        "  through backward: after reinforge's reward_std_filter (all-equal-reward groups dropped);"
+    )
+    lines.append(
+        "  TRL back-propagates every completion. Training wall: from before loading the models to"
+    )
+    lines.append("  the end of the last optimiser step (imports and the final save excluded).")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.worker is not None:
+        spec = json.loads(args.spec.read_text(encoding="utf-8"))
+        result = WORKERS[args.worker](spec)
+        # this process alone (the parent's os.wait4 figure also covers reward workers)
+        result["main_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        _write_json(Path(spec["result_path"]), result)
+        return 0
+    from reinforge.models.catalog import resolve_model_path
+
+    settings = settings_from_args(args)
+    model_dir = str(resolve_model_path(settings.model))
+    out: Path = args.out_dir
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    spec = {"settings": asdict(settings), "model_dir": model_dir}
+    print(
+        f"GRPO bench: {settings.steps} steps x {settings.prompts} prompts x {settings.group} "
+        f"rollouts per side, order {' then '.join(args.order)}, work dir {out}",
+        flush=True,
+    )
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    sides: dict[str, WorkerRun] = {}
+    for side in args.order:
+        print(f"--- {side} ---", flush=True)
+        sides[side] = run_worker(side, spec, out / side, settings.threads)
+        print(
+            f"{side}: training wall {sides[side].result['train_wall_s']:.1f} s, "
+            f"peak RSS {sides[side].peak_rss_mib:.0f} MiB, load {os.getloadavg()}",
+            flush=True,
+        )
+    evaluation = None
+    if not args.skip_eval:
+        print("--- eval (shared evaluator) ---", flush=True)
+        models = {"untrained": None, **{n: sides[n].result["model_dir"] for n in SIDES}}
+        evaluation = run_worker("eval", {**spec, "models": models}, out / "eval", settings.threads)
+    report = build_report(
+        settings, {n: sides[n] for n in SIDES}, evaluation.result if evaluation else None
+    )
+    report["load_average_after"] = os.getloadavg()
+    _write_json(out / "results.json", report)
+    print(format_report(report))
+    print(f"\n  load average (1/5/15 min) at the end: {report['load_average_after']}")
+    print(f"  results: {out / 'results.json'}")
+    if not args.keep_models:
+        for side in SIDES:
+            shutil.rmtree(sides[side].result["model_dir"], ignore_errors=True)
+        shutil.rmtree(out / "reinforge" / "run" / "checkpoints", ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

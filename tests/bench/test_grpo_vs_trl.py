@@ -1,0 +1,116 @@
+"""bench/grpo_vs_trl.py: flags, the settings it hands to reinforge, and the result table.
+
+No training here: these check that the benchmark's reinforge side stays the
+shipped GRPO demo config with only the bench's knobs changed, that impossible
+batch shapes are refused before anything runs, and that the table prints what
+the docstring promises.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("grpo_vs_trl", ROOT / "bench" / "grpo_vs_trl.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_defaults_follow_the_grpo_demo_config(bench: ModuleType, tmp_path: Path) -> None:
+    from reinforge.config import load_config
+
+    demo = load_config(bench.GRPO_CONFIG)
+    settings = bench.settings_from_args(bench.parse_args([]))
+    cfg = bench.reinforge_config(settings, tmp_path / "run", "some/model/dir")
+    taskset = cfg.buffer.explorer_input.taskset
+    demo_taskset = demo.buffer.explorer_input.taskset
+    assert cfg.buffer.batch_size == demo.buffer.batch_size == settings.prompts
+    assert taskset.repeat_times == demo_taskset.repeat_times == settings.group
+    assert taskset.rollout_args.temperature == demo_taskset.rollout_args.temperature
+    assert taskset.format == demo_taskset.format
+    assert cfg.model.max_response_tokens == demo.model.max_response_tokens
+    assert cfg.trainer.lr == demo.trainer.lr
+    assert cfg.trainer.warmup_steps == demo.trainer.warmup_steps
+    assert cfg.trainer.micro_batch_size == demo.trainer.micro_batch_size
+    assert cfg.trainer.algorithm == demo.trainer.algorithm == "grpo"
+    assert cfg.buffer.total_steps == settings.steps
+    assert cfg.buffer.explorer_input.eval_tasksets == []  # no in-run eval in the timed loop
+    assert cfg.model.model_path == "some/model/dir"
+    ops = [op.name for op in cfg.buffer.experience_pipeline.operators]
+    assert ops == [op.name for op in demo.buffer.experience_pipeline.operators]
+
+
+def test_kl_coef_and_std_filter_flags(bench: ModuleType, tmp_path: Path) -> None:
+    from reinforge.algorithms import resolve_algorithm
+
+    settings = bench.settings_from_args(bench.parse_args([]))
+    cfg = bench.reinforge_config(settings, tmp_path, "m")
+    spec = resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
+    assert spec.kl_loss_coef == settings.kl_coef == 0.001  # the grpo preset's KL
+    settings = bench.settings_from_args(bench.parse_args(["--kl-coef", "0", "--no-std-filter"]))
+    cfg = bench.reinforge_config(settings, tmp_path, "m")
+    spec = resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
+    assert spec.kl_loss_coef == 0.0 and not spec.use_reference
+    assert "reward_std_filter" not in [op.name for op in cfg.buffer.experience_pipeline.operators]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--prompts", "3", "--group", "5"],  # 15 rollouts: not whole micro-batches of 16
+        ["--group", "1"],
+        ["--steps", "0"],
+        ["--order", "trl,trl"],
+    ],
+)
+def test_impossible_settings_are_refused(bench: ModuleType, argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        bench.parse_args(argv)
+
+
+def test_report_table(bench: ModuleType) -> None:
+    settings = bench.Settings(steps=2)
+
+    def side(wall: float, backward: float) -> ModuleType:
+        result = {
+            "train_wall_s": wall,
+            "step_ends_s": [wall / 2, wall],
+            "rollouts": 128,
+            "backward_samples": backward,
+            "train_reward_per_step": [0.2, 0.3],
+            "response_length_per_step": [20.0, 22.0],
+            "main_peak_rss_mib": 3000.0,
+            "threads": 2,
+        }
+        return bench.WorkerRun(result, wall + 10, 3100.0, 2 * wall, [1.0, 2.0])
+
+    runs = {"reinforge": side(60.0, 96.0), "trl": side(180.0, 128.0)}
+    runs["trl"].result["trl_version"] = "9.9"
+    evaluation = {
+        "models": {
+            name: {"sampled": acc, "greedy": acc + 0.1, "questions": 100, "seconds": 30.0}
+            for name, acc in (("untrained", 0.2), ("reinforge", 0.4), ("trl", 0.35))
+        }
+    }
+    report = bench.build_report(settings, runs, evaluation)
+    assert report["ratio"]["rollouts_per_min"] == pytest.approx(3.0)
+    assert report["ratio"]["backward_per_min"] == pytest.approx(96 / 60 / (128 / 180))
+    assert report["equal_wall_s"] == 180.0
+    text = bench.format_report(report)
+    assert "TRL 9.9" in text
+    assert "3.00x" in text
+    assert "W = 180.0 s" in text
+    assert "+0.050" in text  # reinforge - TRL accuracy
+    assert "mean@4" in text and "greedy" in text
