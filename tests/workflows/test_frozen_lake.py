@@ -118,7 +118,9 @@ def test_reaching_the_goal_rewards_one() -> None:
         ("Up.", fl.UP),
         ("```Still```", fl.INVALID_ACTION),
         ("```7```", fl.INVALID_ACTION),
-        ("go left please", fl.INVALID_ACTION),
+        ("```Left``` is wrong, I mean right", fl.LEFT),  # the block wins over loose words
+        ("I will go LEFT, then down", fl.LEFT),  # no block: the first move word
+        ("leftover upward", fl.INVALID_ACTION),  # words, not substrings
         ("", fl.INVALID_ACTION),
     ],
 )
@@ -176,7 +178,7 @@ def test_solving_agent_gets_one_multi_turn_experience_with_reward_one() -> None:
 
 
 def test_invalid_replies_are_counted_not_fatal() -> None:
-    model = _scripted(["I would rather not say", "```Up```", "```Fly```"])
+    model = _scripted(["I would rather not say", "```Up```", "```Fly```"])  # no move word
     (exp,) = _run(_task(desc=MAP), model)
     assert exp.reward == 0.0 and exp.metrics["success"] == 0.0
     assert exp.metrics["env_steps"] == 6.0  # max_steps: never finished

@@ -37,22 +37,25 @@ PLAYER = "P"
 
 _BACKTICKS = re.compile(r"```\s*([A-Za-z0-9]+)\s*```")
 _BY_NAME = {name.lower(): action for action, name in ACTION_NAMES.items() if action != STILL}
+_MOVE_WORD = re.compile(r"\b(left|down|right|up)\b", re.IGNORECASE)
 
 
 def parse_action(text: str) -> int:
     """The action a reply asks for, or ``INVALID_ACTION`` (0) if it names none.
 
-    The last ```Name``` in the reply counts (a name or its number 1-4); a reply that
-    is just a move name (``"Left"``, ``"left."``) is accepted too.
+    The last ```Name``` block counts (a move name or its number 1-4). A reply with
+    no such block falls back to the first move name it contains as a word
+    (``"I go left."``), so that a small model that ignores the format still acts.
     """
-    found = _BACKTICKS.findall(text or "")
-    candidates = [found[-1]] if found else [(text or "").strip().strip(".!").strip()]
-    word = candidates[0].lower()
-    if word in _BY_NAME:
-        return _BY_NAME[word]
-    if word.isdigit() and int(word) in TO_GYM:
-        return int(word)
-    return INVALID_ACTION
+    text = text or ""
+    found = _BACKTICKS.findall(text)
+    if found:
+        word = found[-1].lower()
+        if word.isdigit():
+            return int(word) if int(word) in TO_GYM else INVALID_ACTION
+        return _BY_NAME.get(word, INVALID_ACTION)
+    match = _MOVE_WORD.search(text)
+    return _BY_NAME[match.group(1).lower()] if match else INVALID_ACTION
 
 
 def _reachable(grid: list[list[str]], start: tuple[int, int], goal: tuple[int, int]) -> bool:

@@ -7,11 +7,10 @@ from typing import Any
 from reinforge.workflows.envs.frozen_lake_env import ACTION_NAMES, StepResult, TextFrozenLake
 
 SYSTEM_PROMPT = """You are playing FrozenLake on a square grid.
-Goal: walk to the goal tile G without stepping into a hole.
-Map symbols: P = you, _ = frozen ice (safe), O = hole, G = goal.
-Moves: Left, Down, Right, Up. Moving into the edge of the map leaves you where you are.
-Reaching G gives reward 1; falling into a hole ends the game with reward 0.
-Think briefly, then give exactly one move inside triple backticks, for example ```Right```."""
+Symbols: P = you, _ = frozen ice (safe), O = hole, G = goal.
+Walk to G without stepping on an O; moving into the edge leaves you in place.
+Moves: Left, Down, Right, Up. Reaching G gives reward 1, a hole ends the game with 0.
+Answer with one move inside triple backticks, for example ```Right```."""
 
 ASK = "Which move do you make?"
 INVALID = (
