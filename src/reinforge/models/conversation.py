@@ -17,16 +17,16 @@ fail that check, and the conversation then falls back to a fresh rendering per t
 
 from __future__ import annotations
 
+import itertools
 import logging
-import threading
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-import numpy as np
+import torch
 
-from reinforge.models.tool_format import canonical_message
+from reinforge.models.tool_format import canonical_message, message_text
 
 logger = logging.getLogger(__name__)
 
@@ -37,15 +37,18 @@ _warned: set[str] = set()  # fallback reasons already logged in this process
 Render = Callable[[list[dict[str, Any]], list[dict] | None, bool], str]
 
 
-@dataclass(frozen=True, eq=False)
-class Turn:
-    """One sampled reply: the exact ids the model saw and produced."""
+class Turn(NamedTuple):
+    """One sampled reply: the exact ids the model saw and produced.
+
+    Recorded on every chat call, so it holds references only; the comparisons that
+    identify a continued conversation run when one arrives.
+    """
 
     turn_id: int
-    messages: tuple[tuple, ...]  # canonical prompt messages
+    messages: list[dict[str, Any]]  # the prompt messages
     tools_key: str
-    tokens: np.ndarray  # prompt + sampled ids (int32: compact, many turns are kept)
-    prompt_length: int
+    replies: list[dict[str, Any]]  # the assistant message(s) a caller may send back
+    tokens: torch.Tensor  # prompt + sampled ids
     ended_with_eos: bool
 
 
@@ -59,66 +62,45 @@ class Bridge:
 
 
 class TurnIndex:
-    """Recent replies, looked up by the conversation that continues them."""
+    """The most recent replies, searched by the conversation that continues them."""
 
     def __init__(self, tokenizer: Any, render: Render, capacity: int = 1024) -> None:
         self.tokenizer = tokenizer
         self.render = render
-        self.capacity = capacity
-        self._by_reply: OrderedDict[tuple, list[Turn]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._next_id = 0
+        self._recent: deque[Turn] = deque(maxlen=capacity)
+        self._ids = itertools.count(1)
         self._end_marker: str | None = None
         self.fallbacks = 0
 
     def new_turn_id(self) -> int:
-        with self._lock:
-            self._next_id += 1
-            return self._next_id
+        return next(self._ids)
 
-    def record(
-        self,
-        turn_id: int,
-        messages: list[dict[str, Any]],
-        tools_key: str,
-        replies: list[dict[str, Any]],
-        tokens: list[int],
-        prompt_length: int,
-        ended_with_eos: bool,
-    ) -> None:
-        """Remember a reply under each form of assistant message the caller may send back."""
-        turn = Turn(
-            turn_id,
-            tuple(canonical_message(m) for m in messages),
-            tools_key,
-            np.asarray(tokens, dtype=np.int32),
-            prompt_length,
-            ended_with_eos,
-        )
-        keys = {canonical_message(reply) for reply in replies}
-        with self._lock:
-            for key in keys:
-                bucket = self._by_reply.setdefault(key, [])
-                bucket.append(turn)
-                del bucket[:-8]
-                self._by_reply.move_to_end(key)
-            while len(self._by_reply) > self.capacity:
-                self._by_reply.popitem(last=False)
+    def record(self, turn: Turn) -> None:
+        """Remember a reply (thread-safe: a deque append is atomic)."""
+        self._recent.append(turn)
 
     def parent_of(self, messages: list[dict[str, Any]], tools_key: str) -> tuple[Turn, int] | None:
         """The recorded turn whose reply is the last assistant message here, and its index."""
-        for i in range(len(messages) - 1, -1, -1):
-            if messages[i].get("role") != "assistant":
-                continue
-            with self._lock:
-                candidates = list(self._by_reply.get(canonical_message(messages[i]), ()))
-            if not candidates:
-                return None
-            prefix = tuple(canonical_message(m) for m in messages[:i])
-            for turn in reversed(candidates):
-                if turn.messages == prefix and turn.tools_key == tools_key:
-                    return turn, i
+        i = next(
+            (k for k in range(len(messages) - 1, -1, -1) if messages[k].get("role") == "assistant"),
+            None,
+        )
+        if i is None:
             return None
+        text = message_text(messages[i].get("content"))
+        reply = prefix = None
+        for turn in reversed(list(self._recent)):
+            if turn.tools_key != tools_key or len(turn.messages) != i:
+                continue
+            if all(message_text(r.get("content")) != text for r in turn.replies):
+                continue
+            if reply is None:
+                reply = canonical_message(messages[i])
+                prefix = [canonical_message(m) for m in messages[:i]]
+            if reply in [canonical_message(r) for r in turn.replies] and prefix == [
+                canonical_message(m) for m in turn.messages
+            ]:
+                return turn, i
         return None
 
     def end_marker(self) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from reinforge.core import Experience, GenerationConfig
-from reinforge.models.conversation import TurnIndex
+from reinforge.models.conversation import Turn, TurnIndex
 from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
 from reinforge.models.history import merge_conversations
 from reinforge.models.tool_format import (
@@ -120,6 +120,7 @@ class ModelWrapper:
         self._turns: TurnIndex | None = None
         self._native_tools: bool | None = None
         self._openai: dict[str, Any] = {}
+        self._eos_set: frozenset[int] | None = None
 
     @property
     def model_version(self) -> int:
@@ -251,6 +252,8 @@ class ModelWrapper:
         out = []
         version = self.model_version
         turns = self.turns if messages is not None else None
+        tools_key = _tools_key(tools)
+        eos_ids = self._eos_ids
         for comp in completions:
             text = self.tokenizer.decode(comp.token_ids)
             for stop in params.stop:
@@ -288,15 +291,18 @@ class ModelWrapper:
                 exp.info["turn_id"] = turn_id
                 if parent is not None:
                     exp.info["parent_turn_id"] = parent
-                ended_with_eos = bool(comp.token_ids) and comp.token_ids[-1] in self._eos_ids
+                ended_with_eos = bool(comp.token_ids) and comp.token_ids[-1] in eos_ids
                 turns.record(
-                    turn_id,
-                    messages,
-                    _tools_key(tools),
-                    [{"role": "assistant", "content": text}, reply],
-                    prompt_ids + comp.token_ids,
-                    len(prompt_ids),
-                    ended_with_eos,
+                    Turn(
+                        turn_id,
+                        messages,
+                        tools_key,
+                        [reply]
+                        if parsed is None
+                        else [{"role": "assistant", "content": text}, reply],
+                        exp.tokens,
+                        ended_with_eos,
+                    )
                 )
             out.append(exp)
         if self.enable_history:
@@ -305,8 +311,10 @@ class ModelWrapper:
         return out
 
     @property
-    def _eos_ids(self) -> set[int]:
-        return set(getattr(self.tokenizer, "eos_token_ids", ()))
+    def _eos_ids(self) -> frozenset[int]:
+        if self._eos_set is None:
+            self._eos_set = frozenset(getattr(self.tokenizer, "eos_token_ids", ()))
+        return self._eos_set
 
     def _submit_chat(self, messages, tools, kwargs) -> tuple[Future, Any]:
         messages = validate_messages(messages)

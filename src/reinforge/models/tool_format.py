@@ -97,7 +97,7 @@ def render_tool_calls(tool_calls: list[dict[str, Any]]) -> str:
     return "<tool_call>" + json.dumps(items, ensure_ascii=False) + "</tool_call>"
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
     """Message content as plain text (OpenAI allows a list of typed parts)."""
     if content is None:
         return ""
@@ -115,9 +115,13 @@ def prepare_messages(
             m if m.get("content") is not None or m.get("tool_calls") else {**m, "content": ""}
             for m in messages
         ]
+    if not tools and all(
+        type(m.get("content")) is str and not m.get("tool_calls") for m in messages
+    ):
+        return messages  # already plain text: the common case, kept allocation-free
     out: list[dict[str, Any]] = []
     for msg in messages:
-        text = _text(msg.get("content"))
+        text = message_text(msg.get("content"))
         if msg.get("role") == "assistant" and msg.get("tool_calls"):
             text = (text + "\n" if text else "") + render_tool_calls(msg["tool_calls"])
         out.append({"role": msg["role"], "content": text})
@@ -144,7 +148,7 @@ def canonical_message(msg: dict[str, Any]) -> tuple:
                     args = json.loads(args)
             items.append((fn.get("name"), json.dumps(args, sort_keys=True)))
         calls = tuple(items)
-    return (msg.get("role"), _text(msg.get("content")), calls)
+    return (msg.get("role"), message_text(msg.get("content")), calls)
 
 
 def template_source(tokenizer: Any, chat_template: str | None = None) -> str | None:
