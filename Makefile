@@ -41,6 +41,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/explorer_overhead.py
 	$(BIN)/python bench/engine_throughput.py
+	$(BIN)/python bench/server_load.py
 
 ## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 20 min on 2 cores)
 bench-trl: $(STAMP)
