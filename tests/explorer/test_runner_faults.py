@@ -160,3 +160,38 @@ def test_non_repeatable_workflow_runs_once_per_repeat():
 
 def teardown_module():
     RELEASE.set()  # let abandoned threads finish
+
+
+LATE = threading.Event()
+
+
+@WORKFLOWS.register_module("test_hangs_then_calls_the_model")
+class HangsThenCallsTheModel(Workflow):
+    def run(self):
+        LATE.wait(10)  # outlives its timeout, then uses the model it was given
+        self.model.chat([{"role": "user", "content": "late"}])
+        return []
+
+
+@WORKFLOWS.register_module("test_counts_leftover_history")
+class CountsLeftoverHistory(Workflow):
+    def run(self):
+        LATE.set()
+        time.sleep(0.3)  # the abandoned workflow makes its call now
+        leftovers = self.model.extract_experience_from_history()
+        return [Experience(tokens=[1, 2, 3], prompt_length=2, reward=float(len(leftovers)))]
+
+
+def test_abandoned_workflow_cannot_write_into_the_next_tasks_history():
+    engine = MockEngine(policy="arithmetic")
+    runner = WorkflowRunner(engine, enable_history=True)
+    tasks = [_task("test_hangs_then_calls_the_model", 0), _task("test_counts_leftover_history", 1)]
+    scheduler = Scheduler([runner])
+    try:
+        results = asyncio.run(
+            scheduler.run(make_requests(tasks, taskset="faults", timeout=2.0, max_retries=0))
+        )
+    finally:
+        scheduler.close()
+    assert [r.status for r in results] == [TIMEOUT, OK]
+    assert results[1].experiences[0].reward == 0.0

@@ -195,13 +195,13 @@ class WorkflowRunner:
         history_shape: str = "turn",
     ) -> None:
         self.runner_id = runner_id
-        self.model = ModelWrapper(
-            engine,
-            model_name=model_name,
-            default_max_tokens=default_max_tokens,
-            enable_history=enable_history,
-            history_shape=history_shape,
-        )
+        self._model_args = {
+            "model_name": model_name,
+            "default_max_tokens": default_max_tokens,
+            "enable_history": enable_history,
+            "history_shape": history_shape,
+        }
+        self.model = ModelWrapper(engine, **self._model_args)
         self.auxiliary_models = auxiliary_models or []
         self._worker: DaemonWorker | None = None
         self._workflow: Any = None
@@ -217,6 +217,9 @@ class WorkflowRunner:
             self._worker.stop()
         self._worker = None
         self._workflow = None  # it may still be in use by the abandoned thread
+        # ... and so may the model: a fresh wrapper keeps the abandoned thread's later
+        # calls out of the next task's history and OpenAI clients
+        self.model = ModelWrapper(self.model.engine, **self._model_args)
 
     def _make_workflow(self, task: Task) -> Any:
         if self.model.enable_history:
