@@ -43,7 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine_throughput.py
 	$(BIN)/python bench/server_load.py
 
-## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 20 min on 2 cores)
+## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 15-20 min on 2 cores)
 bench-trl: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python bench/grpo_vs_trl.py

@@ -11,8 +11,9 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    for ``mode: both``) with the settings of ``examples/arithmetic/grpo.yaml``:
    GRPO preset (PPO clip 0.2, KL loss low_var_kl 0.001, token-mean), the
    ``reward_std_filter`` pipeline, HF engine, full fine-tuning, AdamW with linear
-   warm-up. In-run evaluation is switched off; only the step and model counts
-   below are changed from the command line.
+   warm-up. In-run evaluation is switched off; the flags (steps, prompts per
+   step, group size, ...) override the config, and the default step count is 8
+   where the demo runs 16.
 2. TRL: ``GRPOTrainer`` with ``use_cpu=True``, fp32, its own ``model.generate``
    rollouts, and the matching settings: ``num_generations`` = rollouts per
    prompt, one optimiser step per generation batch of prompts x rollouts
@@ -30,8 +31,9 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    a competent user switches it off, and reinforge does not use it either).
    ``bf16=False``: fp32 like reinforge. The prompts are the same rows in the same
    order (reinforge's shuffled taskset order, TRL's ``shuffle_dataset=False``),
-   rendered with the same chat template, and scored by the same reward function
-   object (reinforge's ``accuracy_reward``, math-verify).
+   rendered with the same chat template (checked: identical token ids), and
+   scored by the same reward function (reinforge's ``accuracy_reward``,
+   math-verify, called from a TRL reward function).
 3. eval: ONE subprocess evaluates the untrained model, reinforge's final model
    and TRL's final model with reinforge's own evaluator (HF engine, ModelWrapper,
    ``simple_workflow``, ``accuracy_reward``) on the held-out
@@ -57,9 +59,14 @@ Timing: *training wall* runs from just before the side builds its training
 objects (after Python imports; it includes loading the policy, the reference
 model and, for reinforge, the inference engine) to the end of the last optimiser
 step, before the final model is saved. *s/step* is the mean time per step after
-the first one. *process wall* is the whole subprocess, imports and saving
-included. Peak RSS is the largest resident set of the side's process tree
-(``os.wait4``; reward worker processes included, not summed).
+the first one, split into the rollout phase (reinforge: the explore step;
+TRL: ``_generate_and_score_completions``, which also computes the reference
+model's log-probs) and the rest (update, weight sync, bookkeeping). *process
+wall* and *CPU time* cover the whole subprocess, imports and saving included;
+rollouts per CPU-minute moves less with other load on the machine than the wall
+figures. Peak RSS: of the training process itself (``RUSAGE_SELF``) and the
+largest process of its tree (``os.wait4``; reward workers included, not summed).
+The 1-minute load average is sampled every 5 s while each side runs.
 
 Accuracy at equal wall time: both sides run the same number of steps; W = the
 slower side's training wall time. The faster side's final model is its model as
@@ -69,13 +76,13 @@ faster side.
 
 Run::
 
-    .venv/bin/python bench/grpo_vs_trl.py             # defaults, roughly 15-25 min on 2 cores
+    .venv/bin/python bench/grpo_vs_trl.py             # defaults, about 15 min on 2 cores
     .venv/bin/python bench/grpo_vs_trl.py --steps 2   # smoke run
     make bench-trl                                    # installs .[bench] (TRL) first
 
 Numbers on a shared machine move with other load: both sides run one after the
 other, so a busy neighbour during one side skews the ratio (``--order`` flips
-which side goes first).
+which side goes first). Measured numbers: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -106,7 +113,7 @@ class Settings:
     """What both sides share; one JSON spec per worker subprocess."""
 
     model: str = "smollm2-135m-instruct"
-    steps: int = 16
+    steps: int = 8
     prompts: int = 8
     group: int = 8
     max_tokens: int = 32
@@ -127,7 +134,11 @@ class Settings:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Command-line flags; defaults follow examples/arithmetic/grpo.yaml (one full run ~20 min)."""
+    """Command-line flags; defaults follow examples/arithmetic/grpo.yaml except the step count.
+
+    8 steps (the demo runs 16) keep one full run, TRL's side and the evaluation
+    included, at about 15 minutes on 2 lightly loaded cores.
+    """
     d = Settings()
     p = argparse.ArgumentParser(
         description="GRPO on CPU: reinforge vs TRL GRPOTrainer (same task, model, settings).",
@@ -324,17 +335,20 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
     checkpoints = CheckpointManager(cfg.checkpoint_dir).list()
     model_out = work / "model"
     export_model(checkpoints[-1], spec["model_dir"], model_out)
-    rewards, lengths = [], []
+    rewards, lengths, rollout_s, sampled = [], [], [], []
     for line in (cfg.resolved_run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
         if "explore/reward_mean" in row:
             rewards.append(row["explore/reward_mean"])
             lengths.append(row.get("explore/response_length", float("nan")))
+            rollout_s.append(row.get("explore/step_time", float("nan")))
+            sampled.append(row.get("explore/experiences", float(settings.rollouts_per_step)))
     return {
         "train_wall_s": train_wall,
         "step_ends_s": step_ends,
-        "rollouts": settings.steps * settings.rollouts_per_step,
+        "rollouts": int(sum(sampled)),  # steps x prompts x group unless a task failed
         "backward_samples": sum(trained),
+        "rollout_s_per_step": rollout_s,
         "train_reward_per_step": rewards,
         "response_length_per_step": lengths,
         "model_dir": str(model_out),
@@ -449,7 +463,18 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
     )
-    trainer = GRPOTrainer(
+    rollout_s: list[float] = []
+
+    class TimedGRPOTrainer(GRPOTrainer):
+        """Times the rollout phase: generate, score, reference log-probs (once per step)."""
+
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            start = time.monotonic()
+            out = super()._generate_and_score_completions(inputs)
+            rollout_s.append(time.monotonic() - start)
+            return out
+
+    trainer = TimedGRPOTrainer(
         model=model,
         reward_funcs=accuracy,
         args=config,
@@ -466,6 +491,7 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
         "step_ends_s": step_ends,
         "rollouts": settings.steps * batch,
         "backward_samples": float(settings.steps * batch),
+        "rollout_s_per_step": rollout_s,
         "train_reward_per_step": rewards,
         "response_length_per_step": lengths,
         "model_dir": str(model_out),
@@ -629,18 +655,32 @@ def build_report(
             "backward_samples": r["backward_samples"],
             "backward_per_min": 60.0 * r["backward_samples"] / wall,
             "s_per_step": per_step_s(r["step_ends_s"]),
+            "rollout_s_per_step": _mean(r.get("rollout_s_per_step", [])[1:]),
+            "steady_rollouts_per_min": 60.0
+            * settings.rollouts_per_step
+            / per_step_s(r["step_ends_s"]),
+            "rollouts_per_cpu_min": 60.0 * r["rollouts"] / run.cpu_s,
             "train_reward_mean": _mean(r["train_reward_per_step"]),
             "response_length_mean": _mean(r["response_length_per_step"]),
             "threads": r.get("threads"),
         }
+        report["sides"][name]["update_s_per_step"] = (
+            report["sides"][name]["s_per_step"] - report["sides"][name]["rollout_s_per_step"]
+        )
         if "trl_version" in r:
             report["trl_version"] = r["trl_version"]
     a, b = report["sides"].get("reinforge"), report["sides"].get("trl")
     if a and b:
         report["ratio"] = {
-            k: a[k] / b[k] for k in ("rollouts_per_min", "backward_per_min") if b[k] > 0
+            k: a[k] / b[k]
+            for k in (
+                "rollouts_per_min",
+                "backward_per_min",
+                "steady_rollouts_per_min",
+                "rollouts_per_cpu_min",
+            )
+            if b[k] > 0
         }
-        report["ratio"]["s_per_step_trl_over_reinforge"] = b["s_per_step"] / a["s_per_step"]
         report["equal_wall_s"] = max(a["train_wall_s"], b["train_wall_s"])
     if evaluation is not None:
         report["eval"] = evaluation["models"]
@@ -684,7 +724,11 @@ def format_report(report: dict[str, Any]) -> str:
     row("rollouts / min  [headline]", "rollouts_per_min", ".1f", "rollouts_per_min")
     row("completions through backward", "backward_samples", ".0f")
     row("completions through backward / min", "backward_per_min", ".1f", "backward_per_min")
-    row("s / step (after step 1)", "s_per_step", ".2f", "s_per_step_trl_over_reinforge")
+    row("s / step (after step 1)", "s_per_step", ".1f")
+    row("  of which rollout phase (sample, score) *", "rollout_s_per_step", ".1f")
+    row("  of which update phase (rest of the step)", "update_s_per_step", ".1f")
+    row("rollouts / min after step 1", "steady_rollouts_per_min", ".1f", "steady_rollouts_per_min")
+    row("rollouts / CPU-min (whole process)", "rollouts_per_cpu_min", ".1f", "rollouts_per_cpu_min")
     row("process wall incl. imports, save (s)", "process_wall_s", ".1f")
     row("peak RSS, training process (MiB)", "main_peak_rss_mib", ".0f")
     row("peak RSS, largest process of the tree (MiB)", "peak_rss_mib", ".0f")
@@ -736,6 +780,10 @@ def format_report(report: dict[str, Any]) -> str:
         "  TRL back-propagates every completion. Training wall: from before loading the models to"
     )
     lines.append("  the end of the last optimiser step (imports and the final save excluded).")
+    lines.append(
+        "  * TRL's rollout phase (_generate_and_score_completions) also computes the reference"
+    )
+    lines.append("  model's log-probs; reinforge computes them in its update phase.")
     return "\n".join(lines)
 
 
@@ -753,9 +801,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_from_args(args)
     model_dir = str(resolve_model_path(settings.model))
     out: Path = args.out_dir
+    marker = out / ".grpo_vs_trl"
+    if out.exists() and any(out.iterdir()) and not marker.exists():
+        print(f"error: {out} is not empty and not a grpo_vs_trl work dir; pick another --out-dir")
+        return 2
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    marker.touch()
     spec = {"settings": asdict(settings), "model_dir": model_dir}
     print(
         f"GRPO bench: {settings.steps} steps x {settings.prompts} prompts x {settings.group} "
