@@ -96,12 +96,40 @@ class _StepLoop(Workflow, abc.ABC):
             exp.eid.step = step_num
         return exps
 
-    @staticmethod
-    def _set_env_steps(exps: list[Experience], env_steps: int) -> None:
+    @abc.abstractmethod
+    def _after_step(self, step_num: int) -> list[Experience]:
+        """The experiences of step ``step_num``, rewarded as the subclass says."""
+
+    def _finish(self, exps: list[Experience], env_steps: int) -> list[Experience]:
         for exp in exps:
             if exp.metrics is None:
                 exp.metrics = {}
             exp.metrics["actual_env_steps"] = float(env_steps)
+        return exps
+
+    def _loop(self) -> list[Experience]:
+        self._begin()
+        experiences: list[Experience] = []
+        env_steps = 0
+        for step_num in range(self.max_step_num):
+            go_on = self.step(step_num=step_num)
+            env_steps = step_num + 1
+            experiences.extend(self._after_step(step_num))
+            if not go_on:
+                break
+        return self._finish(experiences, env_steps)
+
+    async def _loop_async(self) -> list[Experience]:
+        self._begin()
+        experiences: list[Experience] = []
+        env_steps = 0
+        for step_num in range(self.max_step_num):
+            go_on = await self.step(step_num=step_num)
+            env_steps = step_num + 1
+            experiences.extend(self._after_step(step_num))
+            if not go_on:
+                break
+        return self._finish(experiences, env_steps)
 
 
 class _StepWiseReward(_StepLoop):
@@ -111,7 +139,7 @@ class _StepWiseReward(_StepLoop):
     def reward(self, exps: list[Experience], step_num: int) -> float:
         """The reward of step ``step_num``, given the experiences it produced."""
 
-    def _score_step(self, step_num: int) -> list[Experience]:
+    def _after_step(self, step_num: int) -> list[Experience]:
         exps = self._collect(step_num)
         reward = self.reward(exps, step_num=step_num)
         for exp in exps:
@@ -126,7 +154,11 @@ class _RewardPropagation(_StepLoop):
     def reward(self, exps: list[Experience]) -> float:
         """The reward of the whole run, given all its experiences."""
 
-    def _finish(self, exps: list[Experience]) -> list[Experience]:
+    def _after_step(self, step_num: int) -> list[Experience]:
+        return self._collect(step_num)
+
+    def _finish(self, exps: list[Experience], env_steps: int) -> list[Experience]:
+        exps = super()._finish(exps, env_steps)
         reward = self.reward(exps)
         for exp in exps:
             exp.reward = reward
@@ -141,17 +173,7 @@ class StepWiseRewardWorkflow(_StepWiseReward):
         """Run one step of the agent (``self.client`` or ``self.model``); False ends the run."""
 
     def run(self) -> list[Experience]:
-        self._begin()
-        experiences: list[Experience] = []
-        env_steps = 0
-        for step_num in range(self.max_step_num):
-            go_on = self.step(step_num=step_num)
-            env_steps = step_num + 1
-            experiences.extend(self._score_step(step_num))
-            if not go_on:
-                break
-        self._set_env_steps(experiences, env_steps)
-        return experiences
+        return self._loop()
 
 
 class RewardPropagationWorkflow(_RewardPropagation):
@@ -162,17 +184,7 @@ class RewardPropagationWorkflow(_RewardPropagation):
         """Run one step of the agent (``self.client`` or ``self.model``); False ends the run."""
 
     def run(self) -> list[Experience]:
-        self._begin()
-        experiences: list[Experience] = []
-        env_steps = 0
-        for step_num in range(self.max_step_num):
-            go_on = self.step(step_num=step_num)
-            env_steps = step_num + 1
-            experiences.extend(self._collect(step_num))
-            if not go_on:
-                break
-        self._set_env_steps(experiences, env_steps)
-        return self._finish(experiences)
+        return self._loop()
 
 
 class AsyncStepWiseRewardWorkflow(_StepWiseReward):
@@ -186,17 +198,7 @@ class AsyncStepWiseRewardWorkflow(_StepWiseReward):
         """Run one step of the agent; False ends the run."""
 
     async def run_async(self) -> list[Experience]:
-        self._begin()
-        experiences: list[Experience] = []
-        env_steps = 0
-        for step_num in range(self.max_step_num):
-            go_on = await self.step(step_num=step_num)
-            env_steps = step_num + 1
-            experiences.extend(self._score_step(step_num))
-            if not go_on:
-                break
-        self._set_env_steps(experiences, env_steps)
-        return experiences
+        return await self._loop_async()
 
 
 class AsyncRewardPropagationWorkflow(_RewardPropagation):
@@ -210,14 +212,4 @@ class AsyncRewardPropagationWorkflow(_RewardPropagation):
         """Run one step of the agent; False ends the run."""
 
     async def run_async(self) -> list[Experience]:
-        self._begin()
-        experiences: list[Experience] = []
-        env_steps = 0
-        for step_num in range(self.max_step_num):
-            go_on = await self.step(step_num=step_num)
-            env_steps = step_num + 1
-            experiences.extend(self._collect(step_num))
-            if not go_on:
-                break
-        self._set_env_steps(experiences, env_steps)
-        return self._finish(experiences)
+        return await self._loop_async()
