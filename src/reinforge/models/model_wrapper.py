@@ -209,12 +209,12 @@ class ModelWrapper:
         return self._turns
 
     def _prompt(
-        self, messages: list[dict[str, Any]], tools: list[dict] | None
+        self, messages: list[dict[str, Any]], tools: list[dict] | None, tools_key: str
     ) -> tuple[str, list[int], int | None]:
         """Prompt text and ids; a continued conversation keeps its earlier sampled ids."""
         text = self.render_text(messages, tools)
         if any(m.get("role") == "assistant" for m in messages):
-            bridge = self.turns.bridge(messages, tools, _tools_key(tools), text)
+            bridge = self.turns.bridge(messages, tools, tools_key, text)
             if bridge is not None:
                 return bridge.prompt_text, bridge.prompt_ids, bridge.parent.turn_id
         return text, self.tokenizer.encode(text), None
@@ -248,11 +248,11 @@ class ModelWrapper:
         messages: list[dict[str, Any]] | None,
         tools: list[dict] | None = None,
         parent: int | None = None,
+        tools_key: str = "",
     ) -> list[Experience]:
         out = []
         version = self.model_version
         turns = self.turns if messages is not None else None
-        tools_key = _tools_key(tools)
         eos_ids = self._eos_ids
         for comp in completions:
             text = self.tokenizer.decode(comp.token_ids)
@@ -319,10 +319,11 @@ class ModelWrapper:
     def _submit_chat(self, messages, tools, kwargs) -> tuple[Future, Any]:
         messages = validate_messages(messages)
         params = self.sampling_params(**kwargs)
-        text, ids, parent = self._prompt(messages, tools)
+        tools_key = _tools_key(tools)
+        text, ids, parent = self._prompt(messages, tools, tools_key)
         self._check_length(ids, parent)
         fut = self.engine.submit(ids, params)
-        return fut, (ids, text, params, messages, tools, parent)
+        return fut, (ids, text, params, messages, tools, parent, tools_key)
 
     def _submit_generate(self, prompts, kwargs) -> list[tuple[Future, Any]]:
         if isinstance(prompts, str):

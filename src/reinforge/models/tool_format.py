@@ -84,16 +84,22 @@ def parse_tool_calls(text: str) -> ParsedReply:
     return ParsedReply(content=prose or None, tool_calls=calls)
 
 
+def _name_and_arguments(call: dict[str, Any], missing: Any) -> tuple[Any, Any]:
+    """A call's function name and arguments, JSON-decoded when they are a string."""
+    fn = call.get("function", call)
+    args = fn.get("arguments", missing)
+    if isinstance(args, str):
+        with contextlib.suppress(ValueError):
+            args = json.loads(args)
+    return fn.get("name"), args
+
+
 def render_tool_calls(tool_calls: list[dict[str, Any]]) -> str:
     """The text a model in this format writes for these calls (inverse of the parser)."""
     items = []
     for call in tool_calls:
-        fn = call.get("function", call)
-        args = fn.get("arguments", {})
-        if isinstance(args, str):
-            with contextlib.suppress(ValueError):
-                args = json.loads(args)
-        items.append({"name": fn.get("name"), "arguments": args})
+        name, args = _name_and_arguments(call, {})
+        items.append({"name": name, "arguments": args})
     return "<tool_call>" + json.dumps(items, ensure_ascii=False) + "</tool_call>"
 
 
@@ -141,12 +147,8 @@ def canonical_message(msg: dict[str, Any]) -> tuple:
     if msg.get("tool_calls"):
         items = []
         for call in msg["tool_calls"]:
-            fn = call.get("function", call)
-            args = fn.get("arguments")
-            if isinstance(args, str):
-                with contextlib.suppress(ValueError):
-                    args = json.loads(args)
-            items.append((fn.get("name"), json.dumps(args, sort_keys=True)))
+            name, args = _name_and_arguments(call, None)
+            items.append((name, json.dumps(args, sort_keys=True)))
         calls = tuple(items)
     return (msg.get("role"), message_text(msg.get("content")), calls)
 
