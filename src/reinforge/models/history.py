@@ -26,7 +26,8 @@ def _chain(leaf: Experience, by_id: dict[int, Experience]) -> list[Experience]:
     return chain
 
 
-def _is_prefix(short: torch.Tensor, long: torch.Tensor) -> bool:
+def is_token_prefix(short: torch.Tensor, long: torch.Tensor) -> bool:
+    """Whether ``long`` starts with all of ``short``."""
     return short.shape[0] <= long.shape[0] and bool(torch.equal(long[: short.shape[0]], short))
 
 
@@ -34,7 +35,7 @@ def merge_chain(chain: list[Experience]) -> Experience:
     """One experience for a chain of turns, each extending the previous one's tokens."""
     root, leaf = chain[0], chain[-1]
     for turn in chain[:-1]:
-        if not _is_prefix(turn.tokens, leaf.tokens):
+        if not is_token_prefix(turn.tokens, leaf.tokens):
             raise ValueError(
                 f"turn {turn.info.get('turn_id')} is not a token prefix of turn "
                 f"{leaf.info.get('turn_id')}; cannot merge"

@@ -20,16 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import torch
-
 from reinforge.core import EID, Experience, Task
-from reinforge.models.history import merge_chain
+from reinforge.models.history import is_token_prefix, merge_chain
 from reinforge.workflows.workflow import Workflow
-
-
-def _is_prefix(short: torch.Tensor, long: torch.Tensor) -> bool:
-    n = short.shape[0]
-    return n <= long.shape[0] and bool(torch.equal(long[:n], short))
 
 
 def split_chains(turns: Sequence[Experience]) -> list[list[Experience]]:
@@ -41,7 +34,9 @@ def split_chains(turns: Sequence[Experience]) -> list[list[Experience]]:
     for turn in turns:
         if chains:
             prev = chains[-1][-1]
-            if turn.prompt_length >= prev.tokens.shape[0] and _is_prefix(prev.tokens, turn.tokens):
+            if turn.prompt_length >= prev.tokens.shape[0] and is_token_prefix(
+                prev.tokens, turn.tokens
+            ):
                 chains[-1].append(turn)
                 continue
         chains.append([turn])
