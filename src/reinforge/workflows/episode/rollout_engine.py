@@ -16,6 +16,7 @@ from typing import Any
 
 from reinforge.core.episode import TerminationEvent, TerminationReason
 from reinforge.core.model_output import ModelOutput
+from reinforge.models.tool_format import parse_tool_calls
 
 __all__ = ["ModelOutput", "ModelWrapperEngine", "RolloutEngine", "split_reasoning"]
 
@@ -66,10 +67,6 @@ def _tool_calls(info: dict[str, Any], content: str) -> tuple[list[dict[str, Any]
     calls = info.get("tool_calls")
     if calls:
         return list(calls), content
-    try:  # the text format of tool calls lives with the models; optional here
-        from reinforge.models.tool_format import parse_tool_calls
-    except ImportError:
-        return None, content
     parsed = parse_tool_calls(content)
     if not parsed.tool_calls:
         return None, content
