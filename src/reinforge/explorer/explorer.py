@@ -28,7 +28,7 @@ from reinforge.explorer.messages import INVALID, TaskResult
 from reinforge.explorer.reporter import Reporter
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.explorer.scheduler import Scheduler, make_requests
-from reinforge.models import InferenceEngine, create_engine
+from reinforge.models import InferenceEngine
 from reinforge.models.model_config import ModelConfig
 
 
@@ -128,12 +128,7 @@ class Explorer:
         config_dir: str | Path | None = None,
         reporter: Reporter | None = None,
     ) -> Explorer:
-        engine = create_engine(
-            model.engine,
-            model.model_path,
-            cache_dir=model.cache_dir,
-            options=model.engine_options(),
-        )
+        engine = model.create_engine()
         return cls(
             engine,
             buffer=buffer,

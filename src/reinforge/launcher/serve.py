@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reinforge.models import ModelWrapper, create_engine
+from reinforge.models import ModelWrapper
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -45,9 +45,7 @@ def build_server(
     from reinforge.models.openai_server import create_app
 
     spec = cfg.model
-    engine = create_engine(
-        spec.engine, spec.model_path, cache_dir=spec.cache_dir, options=spec.engine_options()
-    )
+    engine = spec.create_engine()
     try:
         model = ModelWrapper(
             engine,

@@ -11,7 +11,7 @@ from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.explorer import Explorer
 from reinforge.launcher.plugins import load_plugins
-from reinforge.models import create_engine, resolve_model_path
+from reinforge.models import resolve_model_path
 from reinforge.monitor import (
     ConsoleReporter,
     JsonlMetrics,
@@ -86,12 +86,7 @@ class RunSession:
             if model.engine == "hf"
             else Path(model.model_path)
         )
-        engine = create_engine(
-            model.engine,
-            model.model_path,
-            cache_dir=model.cache_dir,
-            options=model.engine_options(),
-        )
+        engine = model.create_engine()
         reporter: ConsoleReporter | None = None
         storage: SQLiteExperienceStorage | None = None
         try:

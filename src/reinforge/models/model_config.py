@@ -49,3 +49,11 @@ class ModelConfig(_Strict):
         opts = self.hf.model_dump()
         opts["max_model_len"] = self.max_model_len
         return opts
+
+    def create_engine(self) -> Any:
+        """The engine this section describes (``reinforge.models.create_engine``)."""
+        from reinforge.models.factory import create_engine
+
+        return create_engine(
+            self.engine, self.model_path, cache_dir=self.cache_dir, options=self.engine_options()
+        )
