@@ -1,0 +1,52 @@
+"""Write the trainer's weights where a vLLM server can reload them from."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save_file
+
+#: files a vLLM reload needs beside the weights
+_CONFIG_FILES = ("config.json", "generation_config.json")
+
+
+def write_full_weights(state_dict: dict[str, Any], base_dir: str | Path, folder: Path) -> Path:
+    """Save ``state_dict`` (HF parameter names) as one safetensors file in ``folder``.
+
+    Tensors that share storage (tied embeddings) are written once, under the first
+    name; the model's config says they are tied and vLLM ties them again on load.
+    The folder appears complete or not at all (written aside, then renamed).
+    """
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    seen: set[tuple[int, int]] = set()
+    tensors: dict[str, torch.Tensor] = {}
+    for name, value in state_dict.items():
+        tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
+        if key in seen:
+            continue
+        seen.add(key)
+        tensors[name] = tensor.to("cpu").contiguous()
+    save_file(tensors, str(tmp / "model.safetensors"))
+    for name in _CONFIG_FILES:
+        if (Path(base_dir) / name).is_file():
+            shutil.copy(Path(base_dir) / name, tmp / name)
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder
+
+
+def prune_versions(root: Path, prefix: str, keep: int) -> None:
+    """Delete all but the ``keep`` newest ``{prefix}{version}`` folders under ``root``."""
+    found = []
+    for path in root.glob(f"{prefix}*"):
+        suffix = path.name[len(prefix) :]
+        if path.is_dir() and suffix.isdigit():
+            found.append((int(suffix), path))
+    for _, path in sorted(found)[:-keep] if keep > 0 else sorted(found):
+        shutil.rmtree(path, ignore_errors=True)
