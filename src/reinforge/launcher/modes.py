@@ -48,11 +48,11 @@ def check_mode(cfg: ReinforgeConfig) -> None:
     """
     mode = cfg.mode
     trains = mode in ("both", "train")
-    if (trains or mode == "bench") and cfg.model.engine != "hf":
+    if (trains or mode == "bench") and not cfg.model.has_weights:
         what = "training" if trains else "evaluating checkpoints"
         raise ConfigError(
-            f"mode '{mode}': {what} needs model.engine: hf "
-            f"(the {cfg.model.engine} engine has no weights)"
+            f"mode '{mode}': {what} needs model.engine: hf or vllm "
+            f"(the {cfg.model.engine} engine has no weights reinforge can update)"
         )
     if trains:
         try:
@@ -73,9 +73,11 @@ def _checkpoints(session: RunSession) -> CheckpointManager:
 
 def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
     """A trainer, restored from the newest loadable checkpoint; returns it and its last trained step."""
-    engine = session.cfg.model.engine
-    if engine != "hf":
-        raise ConfigError(f"training needs model.engine: hf (the {engine} engine has no weights)")
+    if not session.cfg.model.has_weights:
+        engine = session.cfg.model.engine
+        raise ConfigError(
+            f"training needs model.engine: hf or vllm (the {engine} engine has no weights)"
+        )
     trainer = Trainer(
         session.model_dir,
         session.cfg.trainer,
@@ -182,7 +184,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     explorer = session.explorer
     source = (
         CheckpointWeightSource(_checkpoints(session), session.model_dir)
-        if cfg.model.engine == "hf"
+        if cfg.model.has_weights
         else None
     )
     cursor = explorer.open_taskset()

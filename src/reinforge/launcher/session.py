@@ -83,7 +83,7 @@ class RunSession:
         model = cfg.model
         model_dir = (
             resolve_model_path(model.model_path, model.cache_dir)
-            if model.engine == "hf"
+            if model.engine in ("hf", "vllm", "openai")
             else Path(model.model_path)
         )
         engine = model.create_engine()

@@ -14,7 +14,8 @@ def create_engine(
     cache_dir: str | None = None,
     options: dict[str, Any] | None = None,
 ) -> InferenceEngine:
-    """``engine`` is ``hf`` (embedded transformers) or ``mock`` (scripted policy)."""
+    """``engine`` is ``hf`` (embedded transformers), ``mock`` (scripted policy), ``openai``
+    (a running OpenAI-compatible server) or ``vllm`` (servers reinforge starts)."""
     options = dict(options or {})
     if engine == "mock":
         from reinforge.models.mock_engine import MockEngine
@@ -34,4 +35,15 @@ def create_engine(
         from reinforge.models.hf_engine import HFEngine
 
         return HFEngine(resolve_model_path(model_path, cache_dir), **options)
-    raise ValueError(f"unknown engine '{engine}'; known engines: hf, mock")
+    if engine == "openai":
+        from reinforge.models.catalog import resolve_model_path
+        from reinforge.models.engines.openai import OpenAIEngine
+
+        tokenizer_path = resolve_model_path(model_path, cache_dir)
+        return OpenAIEngine(tokenizer_path=tokenizer_path, **options)
+    if engine == "vllm":
+        from reinforge.models.catalog import resolve_model_path
+        from reinforge.models.engines.vllm import VLLMEngine
+
+        return VLLMEngine(resolve_model_path(model_path, cache_dir), **options)
+    raise ValueError(f"unknown engine '{engine}'; known engines: hf, mock, openai, vllm")

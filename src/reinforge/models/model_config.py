@@ -29,18 +29,81 @@ class MockEngineOptions(_Strict):
     tokenizer: Literal["bytes", "model"] = "bytes"
 
 
+class OpenAIEngineOptions(_Strict):
+    """A running OpenAI-compatible server (vLLM, SGLang, ``reinforge serve``) by URL."""
+
+    #: one URL or several replicas of the same model, e.g. ``http://127.0.0.1:8000``
+    base_url: str | list[str] = "http://127.0.0.1:8000"
+    #: the model name the server knows; default: ``model_path``
+    model: str | None = None
+    api_key: str | None = None
+    request_timeout: float = Field(600.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+
+
+class VLLMEngineOptions(_Strict):
+    """vLLM servers that reinforge starts from the vLLM virtualenv and keeps in sync."""
+
+    #: the vLLM venv's Python; default ``$REINFORGE_VLLM_PYTHON`` or ``.venv-vllm/bin/python``
+    python: str | None = None
+    replicas: int = Field(1, ge=1)
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    kv_cache_gb: float = Field(2.0, gt=0)
+    enforce_eager: bool = True
+    #: LoRA rank the servers accept; set when the trainer trains a LoRA adapter
+    max_lora_rank: int | None = Field(None, ge=1)
+    #: adapter versions kept loaded (at least ``max_staleness + 1``)
+    keep_versions: int = Field(2, ge=1)
+    #: where synced weights and server logs go (must be visible to every replica);
+    #: default: a temporary folder removed at exit
+    work_dir: str | None = None
+    startup_timeout: float = Field(600.0, gt=0)
+    sync_timeout: float = Field(300.0, gt=0)
+    request_timeout: float = Field(600.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    extra_args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    def python_path(self) -> str:
+        import os
+
+        return self.python or os.environ.get("REINFORGE_VLLM_PYTHON") or ".venv-vllm/bin/python"
+
+
 class ModelConfig(_Strict):
     """The policy: which weights, which engine, how long its outputs may be."""
 
     model_path: str = "smollm2-135m-instruct"
-    engine: Literal["hf", "mock"] = "hf"
+    engine: Literal["hf", "mock", "openai", "vllm"] = "hf"
     cache_dir: str | None = None
     max_response_tokens: int = Field(256, ge=1)
     max_model_len: int | None = Field(None, ge=16)
     hf: HFEngineOptions = Field(default_factory=HFEngineOptions)
     mock: MockEngineOptions = Field(default_factory=MockEngineOptions)
+    openai: OpenAIEngineOptions = Field(default_factory=OpenAIEngineOptions)
+    vllm: VLLMEngineOptions = Field(default_factory=VLLMEngineOptions)
+
+    @property
+    def has_weights(self) -> bool:
+        """Whether the engine runs the policy's own weights (so it can be trained and synced)."""
+        return self.engine in ("hf", "vllm")
 
     def engine_options(self) -> dict[str, Any]:
+        if self.engine == "openai":
+            o = self.openai
+            return {
+                "urls": [o.base_url] if isinstance(o.base_url, str) else list(o.base_url),
+                "model": o.model or self.model_path,
+                "api_key": o.api_key,
+                "timeout": o.request_timeout,
+                "max_retries": o.max_retries,
+                "max_model_len": self.max_model_len or 4096,
+            }
+        if self.engine == "vllm":
+            opts = self.vllm.model_dump(exclude={"python"})
+            opts["python"] = self.vllm.python_path()
+            opts["max_model_len"] = self.max_model_len or 2048
+            return opts
         if self.engine == "mock":
             opts = self.mock.model_dump()
             if self.max_model_len:

@@ -233,5 +233,9 @@ class Trainer:
         )
         return metrics
 
+    @property
+    def is_lora(self) -> bool:
+        return self.cfg.lora.enabled
+
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         return merged_state_dict(self.model)

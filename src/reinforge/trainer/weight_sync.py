@@ -9,6 +9,7 @@ trainer has published.
 from __future__ import annotations
 
 import logging
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,17 @@ logger = logging.getLogger(__name__)
 
 
 def sync_in_process(trainer: Any, engine: Any) -> int:
-    """Push the trainer's current weights into ``engine``; returns the new model version."""
-    engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)
+    """Push the trainer's current weights into ``engine``; returns the new model version.
+
+    A LoRA trainer hands an engine that hot-loads adapters (vLLM started with
+    ``max_lora_rank``) just its adapter folder; every other pair gets the merged weights.
+    """
+    if getattr(engine, "lora_enabled", False) and trainer.is_lora:
+        with tempfile.TemporaryDirectory(prefix="reinforge-adapter-") as folder:
+            trainer.model.save_pretrained(folder)
+            engine.update_lora_adapter(folder, version=trainer.model_version)
+    else:
+        engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)
     return trainer.model_version
 
 

@@ -48,8 +48,6 @@ def _say(message: str) -> None:
 class VLLMEngine(OpenAIEngine):
     """One or more vLLM replicas of the policy, owned by this process."""
 
-    supports_lora_adapters = True
-
     def __init__(
         self,
         model_path: str | Path,
@@ -77,6 +75,8 @@ class VLLMEngine(OpenAIEngine):
         self._own_work_dir = work_dir is None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="reinforge-vllm-"))
         self.keep_versions = max(1, keep_versions)
+        #: LoRA adapters can be hot-loaded (the servers were started with a max rank)
+        self.lora_enabled = bool(max_lora_rank)
         self.startup_timeout = startup_timeout
         self.sync_timeout = sync_timeout
         self.restarts = 0

@@ -13,8 +13,31 @@ from safetensors.torch import save_file
 _CONFIG_FILES = ("config.json", "generation_config.json")
 
 
+def complete_state_dict(state_dict: dict[str, Any], base_dir: str | Path) -> dict[str, Any]:
+    """``state_dict`` over the base model's tensors: a merged LoRA sends only the layers
+    it changed, but a vLLM reload reads a whole checkpoint."""
+    from safetensors import safe_open
+
+    files = sorted(Path(base_dir).glob("*.safetensors"))
+    names: set[str] = set()
+    for file in files:
+        with safe_open(str(file), "pt") as f:
+            names.update(f.keys())
+    if not names or names <= state_dict.keys():
+        return state_dict
+    out: dict[str, Any] = {}
+    for file in files:
+        with safe_open(str(file), "pt") as f:
+            for name in f.keys():  # noqa: SIM118 (safe_open has no __iter__)
+                if name not in state_dict:
+                    out[name] = f.get_tensor(name)
+    out.update(state_dict)
+    return out
+
+
 def write_full_weights(state_dict: dict[str, Any], base_dir: str | Path, folder: Path) -> Path:
-    """Save ``state_dict`` (HF parameter names) as one safetensors file in ``folder``.
+    """Save ``state_dict`` (HF parameter names, completed from the base model's files)
+    as one safetensors file in ``folder``.
 
     Tensors that share storage (tied embeddings) are written once, under the first
     name; the model's config says they are tied and vLLM ties them again on load.
@@ -25,7 +48,7 @@ def write_full_weights(state_dict: dict[str, Any], base_dir: str | Path, folder:
     tmp.mkdir(parents=True)
     seen: set[tuple[int, int]] = set()
     tensors: dict[str, torch.Tensor] = {}
-    for name, value in state_dict.items():
+    for name, value in complete_state_dict(state_dict, base_dir).items():
         tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(value)
         key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
         if key in seen:
