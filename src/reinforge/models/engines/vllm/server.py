@@ -2,28 +2,29 @@
 
 The server runs from the vLLM virtualenv's Python (vLLM pins a transformers that
 cannot share reinforge's venv), bound to loopback on a free port. It is started in
-a process group of its own, with the kernel asked to kill it when its parent dies
-(``PR_SET_PDEATHSIG``), and stopped as a group, so no server outlives reinforge.
+a process group of its own under a small supervisor that the kernel signals when
+reinforge dies (``PR_SET_PDEATHSIG``) and that then stops the server and kills the
+group (vLLM's engine-core and worker processes outlive a killed server), so no
+server outlives reinforge, even after a SIGKILL.
 Its output goes to a log file whose tail is quoted when it fails to start.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-WORKER_EXTENSION_DIR = Path(__file__).parent / "worker_extension"
+VLLM_SIDE_DIR = Path(__file__).parent / "vllm_side"
 WORKER_EXTENSION_CLS = "reinforge_vllm_worker.ReinforgeWorkerExtension"
+SUPERVISOR = VLLM_SIDE_DIR / "reinforge_vllm_supervisor.py"
 
 
 class VLLMStartError(RuntimeError):
@@ -34,13 +35,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    os.setsid()
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def log_tail(path: Path, lines: int = 25) -> str:
@@ -115,7 +109,7 @@ class VLLMServer:
         for key in ("VIRTUAL_ENV", "PYTHONHOME"):
             env.pop(key, None)
         path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = str(WORKER_EXTENSION_DIR) + (os.pathsep + path if path else "")
+        env["PYTHONPATH"] = str(VLLM_SIDE_DIR) + (os.pathsep + path if path else "")
         env.update(
             {
                 "VLLM_HOST_IP": "127.0.0.1",
@@ -146,12 +140,12 @@ class VLLMServer:
             log.write(f"\n==== {time.strftime('%H:%M:%S')} {' '.join(self.command())}\n".encode())
             log.flush()
             self.process = subprocess.Popen(
-                self.command(),
+                [self.python, str(SUPERVISOR), str(os.getpid()), "--", *self.command()],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=self.environment(),
-                preexec_fn=_die_with_parent,
+                start_new_session=True,
             )
 
     def alive(self) -> bool:
