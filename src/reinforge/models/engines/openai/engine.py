@@ -9,6 +9,7 @@ it returns both, so a server that cannot is refused before any rollout starts.
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -101,10 +102,17 @@ class OpenAIEngine(InferenceEngine):
                     f"prompt has {len(prompt_ids)} tokens; max_model_len is {self.max_model_len}"
                 )
             )
+        copies = 1
+        if params.temperature == 0 and params.n > 1:
+            # greedy replies are all the same; vLLM refuses n > 1 at temperature 0
+            copies, params = params.n, dataclasses.replace(params, n=1)
         body = completion_body(self.request_model(), prompt_ids, params)
-        return self.http.submit(
-            "/v1/completions", body, lambda data, url: parse_completions(data, params, url)
-        )
+
+        def parse(data: dict, url: str) -> list[Completion]:
+            out = parse_completions(data, params, url)
+            return out + [dataclasses.replace(out[0]) for _ in range(copies - 1)]
+
+        return self.http.submit("/v1/completions", body, parse)
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
         body = score_body(self.request_model(), token_ids)
