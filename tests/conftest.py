@@ -37,3 +37,24 @@ def real_model_path() -> Path:
     from reinforge.models.catalog import resolve_model_path
 
     return resolve_model_path("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def vllm_python() -> str:
+    """The vLLM venv's Python for tests that start real vLLM servers (``@pytest.mark.vllm``).
+
+    ``make test`` creates ``.venv-vllm`` first. Outside CI a missing venv skips those
+    tests with the command that creates it; in CI it fails them, so a broken install
+    step cannot pass as green.
+    """
+    import os
+
+    path = os.environ.get("REINFORGE_VLLM_PYTHON") or str(
+        Path(__file__).resolve().parents[1] / ".venv-vllm" / "bin" / "python"
+    )
+    if not Path(path).exists():
+        message = f"no vLLM venv at {path}: run `make vllm-venv`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path

@@ -1,0 +1,57 @@
+"""``examples/vllm/grpo.yaml`` runs with ``reinforge run`` on real vLLM (2 small steps).
+
+The example itself is run, shrunk through the config: two steps of two questions,
+no evaluation, no std filter (so both steps train). What must hold: the trainer's
+first forward reproduces the logprobs vLLM sampled with (ratio 1), the second
+step's rollouts come from the weights the first step trained, and nothing of vLLM
+is left running afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from reinforge.buffer import SQLiteExperienceStorage
+from reinforge.cli.main import app
+
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "vllm" / "grpo.yaml"
+
+
+def test_vllm_example_trains_two_steps(vllm_python: str, tmp_path: Path) -> None:
+    cfg = yaml.safe_load(EXAMPLE.read_text())
+    cfg["model"]["vllm"].update(python=vllm_python, kv_cache_gb=1)
+    buffer = cfg["buffer"]
+    buffer.update(total_steps=2, batch_size=2)
+    taskset = buffer["explorer_input"]["taskset"]
+    taskset.update(path=str(EXAMPLE.parent / taskset["path"]), repeat_times=4)
+    buffer["explorer_input"]["eval_tasksets"] = []
+    buffer["experience_pipeline"]["operators"] = [{"name": "invalid_reward_filter"}]
+    cfg["explorer"]["eval_interval"] = None
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "run"
+
+    result = CliRunner().invoke(
+        app, ["run", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(run_dir)]
+    )
+    assert result.exit_code == 0, result.output
+
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    trained = [r for r in rows if "train/policy/ratio_mean" in r]
+    assert [r["step"] for r in trained] == [1, 2]
+    assert trained[0]["train/policy/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    storage = SQLiteExperienceStorage(run_dir / "buffer.db")
+    try:
+        versions = {e.eid.batch: e.info["model_version"] for e in storage.iter_experiences()}
+    finally:
+        storage.close()
+    assert versions == {1: 0, 2: 1}
+    left = subprocess.run(["pgrep", "-f", "vllm.entrypoints"], capture_output=True, text=True)
+    assert str(run_dir) not in left.stdout and left.returncode != 0, left.stdout
