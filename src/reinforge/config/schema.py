@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reinforge.buffer.buffer_config import BufferConfig
+from reinforge.explorer.cluster_config import ClusterConfig
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.models.model_config import ModelConfig
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -82,6 +83,7 @@ class ReinforgeConfig(_Strict):
     synchronizer: SynchronizerConfig = Field(default_factory=SynchronizerConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     plugins: list[str] = Field(
         default_factory=list,
         description="Python files or folders (relative to this file) imported before the "

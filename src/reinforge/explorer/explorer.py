@@ -11,6 +11,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,7 @@ class Explorer:
         config_dir: str | Path | None = None,
         reporter: Reporter | None = None,
         pipeline: ExperiencePipeline | None = None,
+        scheduler: Any = None,
     ) -> None:
         self.engine = engine
         self.pipeline = pipeline
@@ -104,6 +106,9 @@ class Explorer:
         self.storage = storage
         self.config_dir = Path(config_dir) if config_dir else None
         self.reporter = reporter or Reporter()
+        if scheduler is not None:  # another backend (Ray) runs the workflows
+            self.scheduler = scheduler
+            return
         runners = [
             WorkflowRunner(
                 engine,

@@ -54,6 +54,11 @@ def check_mode(cfg: ReinforgeConfig) -> None:
             f"mode '{mode}': {what} needs model.engine: hf or vllm "
             f"(the {cfg.model.engine} engine has no weights reinforge can update)"
         )
+    if cfg.cluster.backend == "ray" and cfg.model.engine != "vllm":
+        raise ConfigError(
+            "cluster.backend: ray needs model.engine: vllm (runner actors reach the policy's "
+            f"vLLM replicas over HTTP; the {cfg.model.engine} engine lives in one process)"
+        )
     if trains:
         try:
             resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)

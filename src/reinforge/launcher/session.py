@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.buffer.pipeline import ExperiencePipeline
@@ -65,6 +66,26 @@ def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
     return sinks
 
 
+def make_ray_scheduler(cfg: ReinforgeConfig, engine: Any, model_dir: Path) -> Any:
+    """Runner actors over the policy's vLLM replicas (``cluster.backend: ray``)."""
+    from reinforge.explorer.ray_backend import PolicyState, RayScheduler
+
+    rollout = cfg.explorer.rollout_model
+    return RayScheduler(
+        cfg.cluster,
+        tokenizer_path=str(model_dir),
+        total_concurrency=cfg.explorer.runner_concurrency,
+        runner_args={
+            "model_name": cfg.model.model_path,
+            "default_max_tokens": cfg.model.max_response_tokens,
+            "enable_history": rollout.enable_history,
+            "history_shape": rollout.history_shape,
+        },
+        policy_state=lambda: PolicyState(*engine.policy_state()),
+        setup=(load_plugins, (cfg.plugins, cfg.config_dir)),
+    )
+
+
 @dataclass
 class RunSession:
     cfg: ReinforgeConfig
@@ -86,7 +107,14 @@ class RunSession:
             if model.engine in ("hf", "vllm", "openai")
             else Path(model.model_path)
         )
-        engine = model.create_engine()
+        ray_backend = cfg.cluster.backend == "ray"
+        if ray_backend:
+            from reinforge.explorer.ray_backend import init_ray, replica_factory
+
+            init_ray(cfg.cluster)
+            engine = model.create_engine(server_factory=replica_factory(cfg.cluster))
+        else:
+            engine = model.create_engine()
         reporter: ConsoleReporter | None = None
         storage: SQLiteExperienceStorage | None = None
         try:
@@ -106,6 +134,7 @@ class RunSession:
                 if with_pipeline and pipe_cfg.operators
                 else None
             )
+            scheduler = make_ray_scheduler(cfg, engine, model_dir) if ray_backend else None
             explorer = Explorer(
                 engine,
                 buffer=cfg.buffer,
@@ -116,6 +145,7 @@ class RunSession:
                 config_dir=cfg.config_dir,
                 reporter=reporter,
                 pipeline=pipeline,
+                scheduler=scheduler,
             )
         except BaseException:
             engine.close()
@@ -129,3 +159,7 @@ class RunSession:
     def close(self) -> None:
         self.explorer.close()
         self.reporter.close()
+        if self.cfg.cluster.backend == "ray":
+            import ray
+
+            ray.shutdown()

@@ -113,10 +113,12 @@ class ModelConfig(_Strict):
         opts["max_model_len"] = self.max_model_len
         return opts
 
-    def create_engine(self) -> Any:
-        """The engine this section describes (``reinforge.models.create_engine``)."""
+    def create_engine(self, **extra: Any) -> Any:
+        """The engine this section describes (``reinforge.models.create_engine``); ``extra``
+        goes to the engine's constructor (e.g. the Ray backend's ``server_factory``)."""
         from reinforge.models.factory import create_engine
 
+        options = {**self.engine_options(), **extra}
         return create_engine(
-            self.engine, self.model_path, cache_dir=self.cache_dir, options=self.engine_options()
+            self.engine, self.model_path, cache_dir=self.cache_dir, options=options
         )

@@ -71,6 +71,10 @@ class EndpointPool:
         with self._lock:
             endpoint.in_flight -= 1
 
+    def replace(self, urls: list[str]) -> None:
+        with self._lock:
+            self.endpoints = [Endpoint(u) for u in urls]
+
     def set_healthy(self, index: int, healthy: bool) -> None:
         with self._lock:
             self.endpoints[index].healthy = healthy

@@ -73,6 +73,10 @@ class OpenAIEngine(InferenceEngine):
         """The model name sent with each request (the vLLM engine names its LoRA here)."""
         return self.served_model
 
+    def set_urls(self, urls: list[str]) -> None:
+        """Point the engine at other replicas (e.g. after a restart on another port)."""
+        self.pool.replace([u.rstrip("/") for u in urls])
+
     def check_servers(self) -> None:
         """Sample one token from every healthy server; raise if ids or logprobs are missing."""
         probe = SamplingParams(n=1, max_tokens=1, temperature=1.0)

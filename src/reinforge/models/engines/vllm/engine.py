@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ class VLLMEngine(OpenAIEngine):
         max_retries: int = 3,
         extra_args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        server_factory: Callable[..., Any] = VLLMServer,
     ) -> None:
         if replicas < 1:
             raise ValueError(f"vllm.replicas must be >= 1, got {replicas}")
@@ -84,9 +86,9 @@ class VLLMEngine(OpenAIEngine):
         self._adapters: list[tuple[int, str, Path]] = []  # (version, name, folder), oldest first
         self._sync_lock = threading.Lock()
         self.servers = [
-            VLLMServer(
-                python,
-                model_path,
+            server_factory(
+                python=python,
+                model_dir=model_path,
                 served_name="policy",
                 log_path=self.work_dir / "logs" / f"replica-{i}.log",
                 max_model_len=max_model_len,
@@ -189,6 +191,11 @@ class VLLMEngine(OpenAIEngine):
     def request_model(self) -> str:
         adapters = getattr(self, "_adapters", None)
         return adapters[-1][1] if adapters else "policy"
+
+    def policy_state(self) -> tuple[tuple[str, ...], str, int]:
+        """(replica URLs, model name to request, weight version): what a remote runner needs."""
+        urls = tuple(e.url for e in self.pool.endpoints if e.healthy)
+        return urls, self.request_model(), self.model_version
 
     # ---- weight sync ---------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ class VLLMStartError(RuntimeError):
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("", 0))
         return int(s.getsockname()[1])
 
 
@@ -64,8 +64,10 @@ class VLLMServer:
         max_loras: int = 2,
         extra_args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         self.python = str(python)
+        self.host = host
         self.model_dir = str(model_dir)
         self.tokenizer_dir = str(model_dir)  # synced weight folders hold no tokenizer
         self.served_name = served_name
@@ -83,7 +85,7 @@ class VLLMServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def command(self) -> list[str]:
         cmd = [
@@ -91,7 +93,7 @@ class VLLMServer:
             "--model", self.model_dir,
             "--tokenizer", self.tokenizer_dir,
             "--served-model-name", self.served_name,
-            "--host", "127.0.0.1",
+            "--host", self.host,
             "--port", str(self.port),
             "--max-model-len", str(self.max_model_len),
             "--dtype", self.dtype,
@@ -112,7 +114,7 @@ class VLLMServer:
         env["PYTHONPATH"] = str(VLLM_SIDE_DIR) + (os.pathsep + path if path else "")
         env.update(
             {
-                "VLLM_HOST_IP": "127.0.0.1",
+                "VLLM_HOST_IP": self.host,
                 "VLLM_CPU_KVCACHE_SPACE": f"{self.kv_cache_gb:g}",
                 "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1",

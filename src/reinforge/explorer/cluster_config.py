@@ -1,0 +1,30 @@
+"""The ``cluster`` config section: where runners and engines run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ClusterConfig(BaseModel):
+    """``backend: local`` runs everything in this process tree; ``ray`` places the
+    explorer's runners and the vLLM replicas as Ray actors. The rest of the YAML and
+    the workflows do not change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["local", "ray"] = "local"
+    #: ``local`` starts a Ray instance for this run; anything else is passed to
+    #: ``ray.init(address=...)`` (``auto`` joins the cluster ``ray start --head`` made)
+    address: str = "local"
+    #: CPUs of the Ray instance started for ``address: local`` (default: all)
+    num_cpus: int | None = Field(None, ge=1)
+    #: runner actors; each runs ``runner_concurrency / runner_actors`` workflows at once
+    runner_actors: int = Field(2, ge=1)
+    #: CPUs reserved per runner actor and per vLLM replica actor
+    runner_cpus: float = Field(0.5, gt=0)
+    engine_cpus: float = Field(1.0, gt=0)
+    #: times Ray restarts a dead actor (-1: always) and retries the call it was running
+    max_restarts: int = Field(-1, ge=-1)
+    max_task_retries: int = Field(3, ge=-1)

@@ -1,0 +1,258 @@
+"""The Ray backend: runner actors and vLLM replica actors in a placement group.
+
+The scheduler contract is the local one (``run(requests, on_result)``): requests
+and results are plain data (``messages``), so they cross to actors unchanged. Each
+runner actor holds a pool of ``WorkflowRunner`` objects over an ``openai`` engine
+pointed at the policy's vLLM replicas; every call carries the driver's current
+*policy state* (replica URLs, the model or LoRA name to request, the weight
+version), so an actor that Ray restarts after a crash needs no other message to
+serve the newest policy. Ray re-runs the call a dead actor was running
+(``max_task_retries``); the workflow attempt starts over, nothing is lost.
+
+vLLM replicas run as actors that own the server process (``VLLMServer``); a killed
+replica actor takes its server with it (the supervisor sees its parent die), Ray
+restarts the actor, and the engine's monitor starts a new server in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reinforge.explorer.cluster_config import ClusterConfig
+from reinforge.explorer.messages import FAILED, TaskRequest, TaskResult
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    """What a runner actor needs to sample from the current policy."""
+
+    urls: tuple[str, ...]
+    model: str
+    version: int
+
+
+def init_ray(cluster: ClusterConfig) -> Any:
+    """Start (``address: local``) or join a Ray cluster; loopback only for a local one."""
+    import ray
+
+    if ray.is_initialized():
+        return ray
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if cluster.address == "local":
+        ray.init(
+            num_cpus=cluster.num_cpus or os.cpu_count(),
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    else:
+        ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+class _RunnerPool:
+    """The body of a runner actor (a plain class, so it is testable without Ray)."""
+
+    def __init__(
+        self,
+        tokenizer_path: str,
+        concurrency: int,
+        runner_args: dict[str, Any],
+        setup: tuple[Callable[..., Any], tuple] | None = None,
+    ) -> None:
+        import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
+
+        if setup is not None:
+            fn, args = setup
+            fn(*args)
+        self.tokenizer_path = tokenizer_path
+        self.concurrency = concurrency
+        self.runner_args = runner_args
+        self.state: PolicyState | None = None
+        self.engine: Any = None
+        self._free: asyncio.Queue | None = None
+
+    def _apply(self, state: PolicyState) -> None:
+        from reinforge.explorer.runner import WorkflowRunner
+        from reinforge.models.engines.openai import OpenAIEngine
+
+        if self.engine is None:
+            self.engine = OpenAIEngine(
+                list(state.urls), model=state.model, tokenizer_path=self.tokenizer_path, check=False
+            )
+            self._free = asyncio.Queue()
+            for i in range(self.concurrency):
+                self._free.put_nowait(WorkflowRunner(self.engine, runner_id=i, **self.runner_args))
+        elif state.urls != self.state.urls:
+            self.engine.set_urls(list(state.urls))
+        self.engine.served_model = state.model
+        self.engine._model_version = state.version
+        self.state = state
+
+    async def run(self, request: TaskRequest, state: PolicyState) -> TaskResult:
+        if state != self.state:
+            self._apply(state)
+        runner = await self._free.get()
+        try:
+            return await runner.run(request)
+        finally:
+            self._free.put_nowait(runner)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class _ReplicaHost:
+    """The body of a vLLM replica actor: it owns one ``VLLMServer`` process."""
+
+    def __init__(self, server_args: dict[str, Any], bind_node_ip: bool) -> None:
+        import ray
+
+        from reinforge.models.engines.vllm.server import VLLMServer
+
+        if bind_node_ip:  # other nodes must reach it
+            server_args = {**server_args, "host": ray.util.get_node_ip_address()}
+        self.server = VLLMServer(**server_args)
+        self.started = False
+
+    def start(self, model_dir: str | None, timeout: float) -> str:
+        self.server.start(model_dir)
+        self.server.wait_ready(timeout)
+        self.started = True
+        return self.server.url
+
+    def alive(self) -> bool:
+        return self.started and self.server.alive()
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.started = False
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class RayReplica:
+    """A vLLM replica actor, seen by ``VLLMEngine`` like a local ``VLLMServer``."""
+
+    def __init__(self, actor: Any, log_path: Path) -> None:
+        self.actor = actor
+        self.log_path = log_path
+        self.url = ""
+        self.port = 0
+        self.process = None  # the server process lives in the actor
+
+    def start(self, model_dir: str | Path | None = None) -> None:
+        self._model_dir = str(model_dir) if model_dir is not None else None
+
+    def wait_ready(self, timeout: float, progress: Any = None) -> float:
+        import ray
+
+        self.url = ray.get(self.actor.start.remote(self._model_dir, timeout), timeout=timeout + 30)
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return 0.0
+
+    def alive(self) -> bool:
+        import ray
+
+        try:
+            return bool(ray.get(self.actor.alive.remote(), timeout=30))
+        except Exception:  # the actor is dead or restarting
+            return False
+
+    def stop(self, grace: float = 10.0) -> None:
+        import ray
+
+        with contextlib.suppress(Exception):
+            ray.get(self.actor.stop.remote(), timeout=grace + 30)
+
+
+def replica_factory(cluster: ClusterConfig) -> Callable[..., RayReplica]:
+    """Builds vLLM replicas as Ray actors (``VLLMEngine(server_factory=...)``)."""
+    import ray
+
+    host = ray.remote(_ReplicaHost).options(
+        num_cpus=cluster.engine_cpus, max_restarts=cluster.max_restarts, max_task_retries=0
+    )
+
+    def make(**server_args: Any) -> RayReplica:
+        actor = host.remote(server_args, cluster.address != "local")
+        return RayReplica(actor, server_args["log_path"])
+
+    return make
+
+
+class RayScheduler:
+    """Hands requests to runner actors, ``concurrency`` in flight per actor."""
+
+    def __init__(
+        self,
+        cluster: ClusterConfig,
+        *,
+        tokenizer_path: str,
+        total_concurrency: int,
+        runner_args: dict[str, Any],
+        policy_state: Callable[[], PolicyState],
+        setup: tuple[Callable[..., Any], tuple] | None = None,
+    ) -> None:
+        import ray
+
+        per_actor = max(1, total_concurrency // cluster.runner_actors)
+        actor_cls = ray.remote(_RunnerPool).options(
+            num_cpus=cluster.runner_cpus,
+            max_restarts=cluster.max_restarts,
+            max_task_retries=cluster.max_task_retries,
+            max_concurrency=per_actor + 1,
+        )
+        self.actors = [
+            actor_cls.remote(tokenizer_path, per_actor, runner_args, setup)
+            for _ in range(cluster.runner_actors)
+        ]
+        self.per_actor = per_actor
+        self.policy_state = policy_state
+
+    async def run(
+        self, requests: list[TaskRequest], on_result: Callable[[TaskResult], None] | None = None
+    ) -> list[TaskResult]:
+        state = self.policy_state()
+        results: list[TaskResult | None] = [None] * len(requests)
+        queue: asyncio.Queue = asyncio.Queue()
+        for item in enumerate(requests):
+            queue.put_nowait(item)
+
+        async def feed(actor: Any) -> None:
+            while not queue.empty():
+                index, request = queue.get_nowait()
+                try:
+                    result = await actor.run.remote(request, state)
+                except Exception as exc:  # the actor died more often than Ray retries
+                    result = TaskResult(
+                        request.taskset,
+                        str(request.task.get("batch_id", "")),
+                        str(request.task.get("task_id", "")),
+                        FAILED,
+                        error=f"runner actor failed: {type(exc).__name__}: {exc}",
+                    )
+                results[index] = result
+                if on_result is not None:
+                    on_result(result)
+
+        await asyncio.gather(*(feed(a) for a in self.actors for _ in range(self.per_actor)))
+        return [r for r in results if r is not None]
+
+    def close(self) -> None:
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor)
