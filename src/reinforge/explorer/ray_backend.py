@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,11 +127,13 @@ class _ReplicaHost:
         self.server = VLLMServer(**server_args)
         self.started = False
 
-    def start(self, model_dir: str | None, timeout: float) -> str:
+    def start(self, model_dir: str | None, timeout: float) -> tuple[str, int]:
+        """Start the server; its URL and process group (which the driver kills if this
+        actor dies with it still running: Ray SIGKILLs a dead actor's children only)."""
         self.server.start(model_dir)
         self.server.wait_ready(timeout)
         self.started = True
-        return self.server.url
+        return self.server.url, self.server.process.pid
 
     def alive(self) -> bool:
         return self.started and self.server.alive()
@@ -151,6 +154,7 @@ class RayReplica:
         self.log_path = log_path
         self.url = ""
         self.port = 0
+        self.pgid = 0
         self.process = None  # the server process lives in the actor
 
     def start(self, model_dir: str | Path | None = None) -> None:
@@ -159,7 +163,8 @@ class RayReplica:
     def wait_ready(self, timeout: float, progress: Any = None) -> float:
         import ray
 
-        self.url = ray.get(self.actor.start.remote(self._model_dir, timeout), timeout=timeout + 30)
+        started = self.actor.start.remote(self._model_dir, timeout)
+        self.url, self.pgid = ray.get(started, timeout=timeout + 30)
         self.port = int(self.url.rsplit(":", 1)[1])
         return 0.0
 
@@ -176,6 +181,10 @@ class RayReplica:
 
         with contextlib.suppress(Exception):
             ray.get(self.actor.stop.remote(), timeout=grace + 30)
+        if self.pgid and self.url.startswith("http://127.0.0.1:"):  # on this machine
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+        self.pgid = 0
 
 
 def replica_factory(cluster: ClusterConfig) -> Callable[..., RayReplica]:

@@ -5,7 +5,8 @@ Usage: ``python reinforge_vllm_supervisor.py PARENT_PID -- CMD...`` (in a new se
 vLLM's server starts an engine-core process and workers that outlive a killed
 server. The supervisor asks the kernel for SIGTERM when reinforge (the process
 that started it) dies, and on SIGTERM or when the server exits it stops the
-server, then kills what is left of its process group. Standalone: it runs in the
+server, then kills what is left of its process group. The server itself gets
+SIGKILL if the supervisor is killed outright. Standalone: it runs in the
 vLLM venv, where reinforge is not installed.
 """
 
@@ -19,14 +20,20 @@ import time
 PR_SET_PDEATHSIG = 1
 
 
+def _on_parent_death(sig: int) -> None:
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
+
+
 def main() -> int:
     parent = int(sys.argv[1])
     cmd = sys.argv[sys.argv.index("--") + 1 :]
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    _on_parent_death(signal.SIGTERM)
     if os.getppid() != parent:  # reinforge died before the request above took effect
         return 1
-    child = subprocess.Popen(cmd)
+    # if this supervisor is SIGKILLed itself (Ray kills a dead actor's children), the
+    # server goes too; its engine core follows its parent by itself
+    child = subprocess.Popen(cmd, preexec_fn=lambda: _on_parent_death(signal.SIGKILL))
 
     def stop(signum: int, frame: object) -> None:
         child.terminate()

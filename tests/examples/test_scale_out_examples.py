@@ -1,6 +1,7 @@
-"""``examples/vllm/grpo.yaml`` runs with ``reinforge run`` on real vLLM (2 small steps).
+"""``examples/vllm/grpo.yaml`` and ``examples/ray/grpo.yaml`` run with ``reinforge run``
+on real vLLM (and a real local Ray), 2 small steps each.
 
-The example itself is run, shrunk through the config: two steps of two questions,
+Each example itself is run, shrunk through the config: two steps of two questions,
 no evaluation, no std filter (so both steps train). What must hold: the trainer's
 first forward reproduces the logprobs vLLM sampled with (ratio 1), the second
 step's rollouts come from the weights the first step trained, and nothing of vLLM
@@ -22,16 +23,18 @@ from reinforge.cli.main import app
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "vllm" / "grpo.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def test_vllm_example_trains_two_steps(vllm_python: str, tmp_path: Path) -> None:
-    cfg = yaml.safe_load(EXAMPLE.read_text())
+@pytest.mark.parametrize("example", ["vllm", "ray"])
+def test_example_trains_two_steps(example: str, vllm_python: str, tmp_path: Path) -> None:
+    path = EXAMPLES / example / "grpo.yaml"
+    cfg = yaml.safe_load(path.read_text())
     cfg["model"]["vllm"].update(python=vllm_python, kv_cache_gb=1)
     buffer = cfg["buffer"]
     buffer.update(total_steps=2, batch_size=2)
     taskset = buffer["explorer_input"]["taskset"]
-    taskset.update(path=str(EXAMPLE.parent / taskset["path"]), repeat_times=4)
+    taskset.update(path=str(path.parent / taskset["path"]), repeat_times=4)
     buffer["explorer_input"]["eval_tasksets"] = []
     buffer["experience_pipeline"]["operators"] = [{"name": "invalid_reward_filter"}]
     cfg["explorer"]["eval_interval"] = None
