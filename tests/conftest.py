@@ -58,3 +58,33 @@ def vllm_python() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture
+def vllm_processes_under():
+    """``f(folder)``: pids of live processes of the vLLM servers whose logs are under
+    ``folder``: those carrying REINFORGE_VLLM_LOG, and everything in their process
+    groups (engine-core and worker processes retitle themselves, which overwrites the
+    environment that /proc shows)."""
+
+    def table() -> list[tuple[int, int, bytes]]:
+        rows = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+                environ = (proc / "environ").read_bytes()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                rows.append((int(proc.name), int(fields[2]), environ))
+        return rows
+
+    def find(folder: Path) -> list[int]:
+        marker = f"REINFORGE_VLLM_LOG={folder}".encode()
+        rows = table()
+        groups = {pgid for _, pgid, environ in rows if marker in environ}
+        return sorted(pid for pid, pgid, environ in rows if pgid in groups or marker in environ)
+
+    return find

@@ -11,7 +11,6 @@ is left running afterwards.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,10 +26,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize("example", ["vllm", "ray"])
-def test_example_trains_two_steps(example: str, vllm_python: str, tmp_path: Path) -> None:
+def test_example_trains_two_steps(
+    example: str, vllm_python: str, tmp_path: Path, vllm_processes_under
+) -> None:
     path = EXAMPLES / example / "grpo.yaml"
     cfg = yaml.safe_load(path.read_text())
-    cfg["model"]["vllm"].update(python=vllm_python, kv_cache_gb=1)
+    cfg["model"]["vllm"].update(python=vllm_python, kv_cache_gb=1, work_dir=str(tmp_path / "vllm"))
     buffer = cfg["buffer"]
     buffer.update(total_steps=2, batch_size=2)
     taskset = buffer["explorer_input"]["taskset"]
@@ -56,5 +57,4 @@ def test_example_trains_two_steps(example: str, vllm_python: str, tmp_path: Path
     finally:
         storage.close()
     assert versions == {1: 0, 2: 1}
-    left = subprocess.run(["pgrep", "-f", "vllm.entrypoints"], capture_output=True, text=True)
-    assert str(run_dir) not in left.stdout and left.returncode != 0, left.stdout
+    assert vllm_processes_under(tmp_path / "vllm") == []

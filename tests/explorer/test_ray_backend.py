@@ -8,7 +8,6 @@ tests/examples/test_ray_example.py).
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,7 +123,7 @@ def test_a_killed_runner_actor_loses_nothing(
 @pytest.mark.slow
 @pytest.mark.vllm
 def test_a_killed_replica_actor_comes_back(
-    local_ray: None, vllm_python: str, real_model_path: Path
+    local_ray: None, vllm_python: str, real_model_path: Path, tmp_path: Path, vllm_processes_under
 ) -> None:
     from reinforge.explorer.ray_backend import replica_factory
     from reinforge.models.engine import SamplingParams
@@ -136,6 +135,7 @@ def test_a_killed_replica_actor_comes_back(
         kv_cache_gb=1,
         max_model_len=512,
         health_interval=0.5,
+        work_dir=tmp_path / "vllm",
         server_factory=replica_factory(ClusterConfig(backend="ray", engine_cpus=0.5)),
     )
     try:
@@ -149,6 +149,7 @@ def test_a_killed_replica_actor_comes_back(
         assert engine.generate(prompt, SamplingParams(max_tokens=3))[0].token_ids
     finally:
         engine.close()
-    time.sleep(1)
-    left = subprocess.run(["pgrep", "-f", "vllm"], capture_output=True, text=True)
-    assert left.returncode != 0, f"vLLM processes left behind: {left.stdout}"
+    deadline = time.monotonic() + 30  # the killed actor's server was killed by the driver
+    while vllm_processes_under(tmp_path / "vllm"):
+        assert time.monotonic() < deadline, "vLLM processes outlived the engine"
+        time.sleep(0.5)

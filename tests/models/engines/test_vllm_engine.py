@@ -152,27 +152,30 @@ def test_lora_adapters_hot_load_and_older_versions_stay_served(
 
 
 def test_no_server_outlives_a_killed_parent(
-    vllm_python: str, real_model_path: Path, tmp_path: Path
+    vllm_python: str, real_model_path: Path, tmp_path: Path, vllm_processes_under
 ) -> None:
     script = f"""
-import sys, time
+import time
 from pathlib import Path
 from reinforge.models.engines.vllm.server import VLLMServer
 s = VLLMServer({vllm_python!r}, {str(real_model_path)!r}, served_name="p",
-               log_path=Path({str(tmp_path / "log")!r}), max_model_len=256)
+               log_path=Path({str(tmp_path / "log")!r}), max_model_len=256, kv_cache_gb=1)
 s.start()
-print(s.process.pid, flush=True)
+s.wait_ready(300)
+print("ready", flush=True)
 time.sleep(600)
 """
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    group = int(parent.stdout.readline())
-    time.sleep(3)  # the supervisor has started the server
-    assert subprocess.run(["pgrep", "-g", str(group)], capture_output=True).returncode == 0
-    parent.kill()
-    parent.wait()
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        # supervisor, server, engine core, worker (and multiprocessing's resource tracker)
+        assert len(vllm_processes_under(tmp_path)) >= 4
+    finally:
+        parent.kill()
+        parent.wait()
     deadline = time.monotonic() + 30
-    while subprocess.run(["pgrep", "-g", str(group)], capture_output=True).returncode == 0:
-        assert time.monotonic() < deadline, "vLLM processes outlived their parent"
+    while left := vllm_processes_under(tmp_path):
+        assert time.monotonic() < deadline, f"vLLM processes outlived their parent: {left}"
         time.sleep(0.5)
 
 

@@ -122,6 +122,8 @@ class VLLMServer:
                 "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
                 "VLLM_NO_USAGE_STATS": "1",
                 "DO_NOT_TRACK": "1",
+                # every process of this server carries its log path: findable, killable
+                "REINFORGE_VLLM_LOG": str(self.log_path),
             }
         )
         env.update(self.extra_env)
