@@ -8,7 +8,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_VERSION := 0.32.0
 
-.PHONY: demo explore test test-fast lint format bench bench-trl vllm-venv clean
+.PHONY: demo explore test test-fast lint format bench bench-engines bench-trl vllm-venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/explorer_overhead.py
 	$(BIN)/python bench/engine_throughput.py
 	$(BIN)/python bench/server_load.py
+
+## bench-engines: tokens/s of the hf, vllm and openai engines and weight-sync times, side by side
+bench-engines: $(STAMP) $(VLLM_STAMP)
+	$(BIN)/python bench/engines.py
 
 ## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 15-20 min on 2 cores)
 bench-trl: $(STAMP)

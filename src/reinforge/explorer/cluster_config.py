@@ -22,6 +22,8 @@ class ClusterConfig(BaseModel):
     num_cpus: int | None = Field(None, ge=1)
     #: runner actors; each runs ``runner_concurrency / runner_actors`` workflows at once
     runner_actors: int = Field(2, ge=1)
+    #: how the placement group's bundles (one per replica, one per runner actor) spread
+    placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "PACK"
     #: CPUs reserved per runner actor and per vLLM replica actor
     runner_cpus: float = Field(0.5, gt=0)
     engine_cpus: float = Field(1.0, gt=0)

@@ -187,16 +187,63 @@ class RayReplica:
         self.pgid = 0
 
 
-def replica_factory(cluster: ClusterConfig) -> Callable[..., RayReplica]:
+class Placement:
+    """One placement group for a run: a bundle per vLLM replica, then one per runner actor."""
+
+    def __init__(self, cluster: ClusterConfig, replicas: int, timeout: float = 120.0) -> None:
+        import ray
+        from ray.util.placement_group import placement_group
+
+        self.replicas = replicas
+        bundles = [{"CPU": cluster.engine_cpus}] * replicas
+        bundles += [{"CPU": cluster.runner_cpus}] * cluster.runner_actors
+        self.group = placement_group(bundles, strategy=cluster.placement_strategy)
+        try:
+            ray.get(self.group.ready(), timeout=timeout)
+        except Exception as exc:
+            self.remove()
+            raise RuntimeError(
+                f"Ray could not place {replicas} replica(s) x {cluster.engine_cpus} CPU and "
+                f"{cluster.runner_actors} runner actor(s) x {cluster.runner_cpus} CPU "
+                f"({cluster.placement_strategy}) within {timeout:g}s: {exc}; lower "
+                "cluster.engine_cpus / runner_cpus or add nodes"
+            ) from exc
+
+    def bundle(self, index: int) -> dict[str, Any]:
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=index)
+        return {"scheduling_strategy": strategy}
+
+    def replica(self, index: int) -> dict[str, Any]:
+        return self.bundle(index)
+
+    def runner(self, index: int) -> dict[str, Any]:
+        return self.bundle(self.replicas + index)
+
+    def remove(self) -> None:
+        from ray.util.placement_group import remove_placement_group
+
+        with contextlib.suppress(Exception):
+            remove_placement_group(self.group)
+
+
+def replica_factory(
+    cluster: ClusterConfig, placement: Placement | None = None
+) -> Callable[..., RayReplica]:
     """Builds vLLM replicas as Ray actors (``VLLMEngine(server_factory=...)``)."""
     import ray
 
     host = ray.remote(_ReplicaHost).options(
         num_cpus=cluster.engine_cpus, max_restarts=cluster.max_restarts, max_task_retries=0
     )
+    made = 0
 
     def make(**server_args: Any) -> RayReplica:
-        actor = host.remote(server_args, cluster.address != "local")
+        nonlocal made
+        options = placement.replica(made) if placement is not None else {}
+        made += 1
+        actor = host.options(**options).remote(server_args, cluster.address != "local")
         return RayReplica(actor, server_args["log_path"])
 
     return make
@@ -214,6 +261,7 @@ class RayScheduler:
         runner_args: dict[str, Any],
         policy_state: Callable[[], PolicyState],
         setup: tuple[Callable[..., Any], tuple] | None = None,
+        placement: Placement | None = None,
     ) -> None:
         import ray
 
@@ -225,8 +273,10 @@ class RayScheduler:
             max_concurrency=per_actor + 1,
         )
         self.actors = [
-            actor_cls.remote(tokenizer_path, per_actor, runner_args, setup)
-            for _ in range(cluster.runner_actors)
+            actor_cls.options(**(placement.runner(i) if placement else {})).remote(
+                tokenizer_path, per_actor, runner_args, setup
+            )
+            for i in range(cluster.runner_actors)
         ]
         self.per_actor = per_actor
         self.policy_state = policy_state

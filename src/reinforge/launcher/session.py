@@ -66,7 +66,9 @@ def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
     return sinks
 
 
-def make_ray_scheduler(cfg: ReinforgeConfig, engine: Any, model_dir: Path) -> Any:
+def make_ray_scheduler(
+    cfg: ReinforgeConfig, engine: Any, model_dir: Path, placement: Any = None
+) -> Any:
     """Runner actors over the policy's vLLM replicas (``cluster.backend: ray``)."""
     from reinforge.explorer.ray_backend import PolicyState, RayScheduler
 
@@ -83,6 +85,7 @@ def make_ray_scheduler(cfg: ReinforgeConfig, engine: Any, model_dir: Path) -> An
         },
         policy_state=lambda: PolicyState(*engine.policy_state()),
         setup=(load_plugins, (cfg.plugins, cfg.config_dir)),
+        placement=placement,
     )
 
 
@@ -108,11 +111,13 @@ class RunSession:
             else Path(model.model_path)
         )
         ray_backend = cfg.cluster.backend == "ray"
+        placement = None
         if ray_backend:
-            from reinforge.explorer.ray_backend import init_ray, replica_factory
+            from reinforge.explorer.ray_backend import Placement, init_ray, replica_factory
 
             init_ray(cfg.cluster)
-            engine = model.create_engine(server_factory=replica_factory(cfg.cluster))
+            placement = Placement(cfg.cluster, model.vllm.replicas)
+            engine = model.create_engine(server_factory=replica_factory(cfg.cluster, placement))
         else:
             engine = model.create_engine()
         reporter: ConsoleReporter | None = None
@@ -134,7 +139,9 @@ class RunSession:
                 if with_pipeline and pipe_cfg.operators
                 else None
             )
-            scheduler = make_ray_scheduler(cfg, engine, model_dir) if ray_backend else None
+            scheduler = (
+                make_ray_scheduler(cfg, engine, model_dir, placement) if ray_backend else None
+            )
             explorer = Explorer(
                 engine,
                 buffer=cfg.buffer,
