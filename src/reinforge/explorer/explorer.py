@@ -77,7 +77,19 @@ def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
         out[f"{prefix}truncated_ratio"] = float(
             np.mean([e.truncate_status is not None for e in exps])
         )
+        out.update(workflow_metrics(exps, prefix))
     return out
+
+
+def workflow_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
+    """The numbers workflows put in ``exp.metrics`` (e.g. ``actual_env_steps``), each
+    averaged over the experiences that have it, as ``{prefix}workflow/{name}``."""
+    values: dict[str, list[float]] = {}
+    for exp in exps:
+        for key, value in exp.metrics.items():
+            if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
+                values.setdefault(key, []).append(float(value))
+    return {f"{prefix}workflow/{key}": float(np.mean(v)) for key, v in values.items()}
 
 
 class Explorer:

@@ -234,16 +234,15 @@ def replica_factory(
     """Builds vLLM replicas as Ray actors (``VLLMEngine(server_factory=...)``)."""
     import ray
 
-    host = ray.remote(_ReplicaHost).options(
-        num_cpus=cluster.engine_cpus, max_restarts=cluster.max_restarts, max_task_retries=0
-    )
+    host = ray.remote(_ReplicaHost)
+    base = {"num_cpus": cluster.engine_cpus, "max_restarts": cluster.max_restarts}
     made = 0
 
     def make(**server_args: Any) -> RayReplica:
         nonlocal made
         options = placement.replica(made) if placement is not None else {}
         made += 1
-        actor = host.options(**options).remote(server_args, cluster.address != "local")
+        actor = host.options(**base, **options).remote(server_args, cluster.address != "local")
         return RayReplica(actor, server_args["log_path"])
 
     return make
@@ -266,14 +265,15 @@ class RayScheduler:
         import ray
 
         per_actor = max(1, total_concurrency // cluster.runner_actors)
-        actor_cls = ray.remote(_RunnerPool).options(
-            num_cpus=cluster.runner_cpus,
-            max_restarts=cluster.max_restarts,
-            max_task_retries=cluster.max_task_retries,
-            max_concurrency=per_actor + 1,
-        )
+        actor_cls = ray.remote(_RunnerPool)
+        base = {
+            "num_cpus": cluster.runner_cpus,
+            "max_restarts": cluster.max_restarts,
+            "max_task_retries": cluster.max_task_retries,
+            "max_concurrency": per_actor + 1,
+        }
         self.actors = [
-            actor_cls.options(**(placement.runner(i) if placement else {})).remote(
+            actor_cls.options(**base, **(placement.runner(i) if placement else {})).remote(
                 tokenizer_path, per_actor, runner_args, setup
             )
             for i in range(cluster.runner_actors)

@@ -30,8 +30,13 @@ from reinforge.core import Experience, Task
 from reinforge.explorer.daemon_worker import DaemonWorker
 from reinforge.explorer.messages import FAILED, OK, TIMEOUT, TaskRequest, TaskResult
 from reinforge.models import InferenceEngine, ModelWrapper
+from reinforge.workflows.workflow import can_reuse
 
 Deliver = Callable[[int, TaskResult], None]
+
+
+class NoExperienceError(RuntimeError):
+    """A workflow finished without producing anything to learn from: a failure, not a success."""
 
 
 class _Expired(TimeoutError):
@@ -227,7 +232,7 @@ class WorkflowRunner:
             # earlier task (or a failed attempt) leaks into this one's experiences
             self.model.extract_experience_from_history()
         cls = task.workflow_cls
-        if self._workflow is not None and type(self._workflow) is cls and cls.can_reset:
+        if self._workflow is not None and type(self._workflow) is cls and can_reuse(self._workflow):
             self._workflow.reset(task)
             return self._workflow
         self._workflow = task.to_workflow(self.model, self.auxiliary_models)
@@ -395,6 +400,8 @@ class WorkflowRunner:
             raise TypeError(
                 f"workflow {task.workflow_cls.__name__} returned {type(exps).__name__}; expected list[Experience]"
             )
+        if not exps:
+            raise NoExperienceError(f"workflow {task.workflow_cls.__name__} returned no experience")
         version = self.model.model_version
         number_runs = not task.workflow_cls.can_repeat
         batch_id, task_id, taskset = task.batch_id, task.task_id, request.taskset

@@ -61,6 +61,19 @@ WORKFLOWS = WorkflowRegistry("workflow")
 set_resolver("workflow", WORKFLOWS.get)
 
 
+def can_reuse(workflow: Any) -> bool:
+    """Whether ``workflow`` may run the next task after ``reset(task)``: its class's
+    ``can_reset`` flag, or the deprecated ``resettable`` property (or method) that
+    workflows written for older Trinity-RFT define instead."""
+    overridden = any(
+        "resettable" in klass.__dict__ for klass in type(workflow).__mro__ if klass is not Workflow
+    )
+    if not overridden:
+        return bool(type(workflow).can_reset)
+    value = getattr(workflow, "resettable")  # noqa: B009  (a property or a method)
+    return bool(value() if callable(value) else value)
+
+
 class Workflow:
     """Base class of all workflows."""
 
