@@ -221,9 +221,17 @@ class WorkflowRunner:
         if self._worker is not None:
             self._worker.stop()
         self._worker = None
-        self._workflow = None  # it may still be in use by the abandoned thread
-        # ... and so may the model: a fresh wrapper keeps the abandoned thread's later
-        # calls out of the next task's history and OpenAI clients
+        self._abandon_model()
+
+    def _abandon_model(self) -> None:
+        """Stop the engine work of an abandoned attempt and give the next one a fresh model.
+
+        The abandoned workflow may still be running (a thread cannot be killed): its
+        wrapper refuses new requests and its requests in flight are cancelled, so the
+        engine stops decoding for it; a fresh wrapper keeps its later calls out of the
+        next task's history and OpenAI clients."""
+        self._workflow = None
+        self.model.cancel_pending()
         self.model = ModelWrapper(self.model.engine, **self._model_args)
 
     def _make_workflow(self, task: Task) -> Any:
@@ -250,7 +258,11 @@ class WorkflowRunner:
             workflow = self._make_workflow(task)
             if workflow.can_repeat:
                 workflow.set_repeat_times(request.repeat_times, request.run_id_base)
-            return await asyncio.wait_for(workflow.run_async(), request.timeout)
+            try:
+                return await asyncio.wait_for(workflow.run_async(), request.timeout)
+            except TimeoutError:
+                self._abandon_model()  # threads it handed work to may still be sampling
+                raise
         # One hop to this runner's daemon thread and one back; the timeout is a plain
         # loop timer that fails the future (cheaper than asyncio.wait_for's wrapper).
         loop = asyncio.get_running_loop()

@@ -36,13 +36,14 @@ fresh forward pass of the same weights computes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,18 @@ class _WeightUpdate:
 
 
 _CLOSE = object()
+
+
+def _settle(fut: Future, result: Any = None, exc: BaseException | None = None) -> None:
+    """Resolve a request's future unless it is already done, e.g. cancelled by the
+    caller between the check and now (which would raise InvalidStateError here)."""
+    if fut.done():
+        return
+    with contextlib.suppress(InvalidStateError):
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(result)
 
 
 def load_causal_lm(model_path: str | Path, device: str, dtype: torch.dtype) -> tuple[Any, Any]:
@@ -300,6 +313,7 @@ class HFEngine(InferenceEngine):
         extra_eos = [extra_eos] if isinstance(extra_eos, int) else list(extra_eos or [])
         self.tokenizer = HFChatTokenizer(tokenizer, extra_eos_ids=extra_eos)
         self._eos = frozenset(self.tokenizer.eos_token_ids)
+        self._vocab = int(getattr(model.config, "vocab_size", None) or len(tokenizer))
         limit = getattr(model.config, "max_position_embeddings", 4096)
         self.max_model_len = min(max_model_len or limit, limit)
         self.max_batch_size = max_batch_size
@@ -323,6 +337,7 @@ class HFEngine(InferenceEngine):
         #: spent prefilling / decoding (wall clock of the worker thread)
         self.stats: dict[str, float] = {
             "decode_steps": 0,
+            "cancelled_rows": 0,
             "prefills": 0,
             "joins": 0,
             "generated_tokens": 0,
@@ -343,10 +358,24 @@ class HFEngine(InferenceEngine):
 
     # ---- public API ------------------------------------------------------------------
 
+    def _check_ids(self, ids: list[int]) -> None:
+        """Refuse ids the embedding has no row for: inside a batched step they would fail
+        every request sharing the step."""
+        bad = next((t for t in ids if not isinstance(t, int) or not 0 <= t < self._vocab), None)
+        if bad is not None or (ids and isinstance(ids[0], bool)):
+            raise ValueError(
+                f"token id {bad!r} is outside the vocabulary (ids must be ints in 0..{self._vocab - 1})"
+            )
+
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         fut: Future = Future()
         if len(prompt_ids) == 0:
             fut.set_exception(ValueError("empty prompt"))
+            return fut
+        try:
+            self._check_ids(prompt_ids)
+        except ValueError as exc:
+            fut.set_exception(exc)
             return fut
         if len(prompt_ids) >= self.max_model_len:
             fut.set_exception(
@@ -361,6 +390,11 @@ class HFEngine(InferenceEngine):
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
         fut: Future = Future()
+        try:
+            self._check_ids(token_ids)
+        except ValueError as exc:
+            fut.set_exception(exc)
+            return fut
         if len(token_ids) > self.max_model_len:
             fut.set_exception(
                 ValueError(f"{len(token_ids)} tokens exceed max_model_len {self.max_model_len}")
@@ -465,15 +499,13 @@ class HFEngine(InferenceEngine):
             if item is not _CLOSE:
                 pending.append(item)
         for item in pending:
-            if not item.future.done():
-                item.future.set_exception(err)
+            _settle(item.future, exc=err)
         self._waiting, self._updates = [], []
         self._fail_running(err)
 
     def _fail_running(self, exc: Exception) -> None:
         for req in {id(r.request): r.request for r in self._rows}.values():
-            if not req.future.done():
-                req.future.set_exception(exc)
+            _settle(req.future, exc=exc)
         self._rows, self._cache, self._mask, self._next = [], None, None, None
         self._refresh_row_params()
 
@@ -519,12 +551,20 @@ class HFEngine(InferenceEngine):
             if rows and rows + req.params.n > self.max_batch_size:
                 break
             self._waiting.pop(0)
-            if not req.future.set_running_or_notify_cancel():
-                continue  # cancelled while queued
+            if req.future.cancelled():  # abandoned while queued
+                continue
             admitted.append(req)
             rows += req.params.n
         if not admitted:
             return
+        try:
+            self._prefill(admitted)
+        except Exception as exc:  # fail what this prefill held; the running batch goes on
+            logger.exception("hf engine prefill failed")
+            for req in admitted:
+                _settle(req.future, exc=exc)
+
+    def _prefill(self, admitted: list[_Request]) -> None:
         self.stats["prefills"] += 1
         if self._rows:
             self.stats["joins"] += 1
@@ -654,15 +694,18 @@ class HFEngine(InferenceEngine):
     def _retire_finished(self) -> None:
         keep: list[int] = []
         for i, row in enumerate(self._rows):
+            req = row.request
+            if req.future.cancelled():  # abandoned: free its row now
+                self.stats["cancelled_rows"] += 1
+                continue
             reason = self._finish_reason(row)
             if reason is None:
                 keep.append(i)
                 continue
-            req = row.request
             req.results[row.index] = Completion(row.tokens, row.logprobs, reason, row.top)
             req.remaining -= 1
-            if req.remaining == 0 and not req.future.done():
-                req.future.set_result(req.results)
+            if req.remaining == 0:
+                _settle(req.future, req.results)
         if len(keep) == len(self._rows):
             return
         if not keep:

@@ -121,6 +121,10 @@ class ModelWrapper:
         self._native_tools: bool | None = None
         self._openai: dict[str, Any] = {}
         self._eos_set: frozenset[int] | None = None
+        # engine requests in flight, so an abandoned task's can be cancelled
+        self._pending: set[Future] = set()
+        self._pending_lock = threading.Lock()
+        self._abandoned = False
 
     @property
     def model_version(self) -> int:
@@ -316,13 +320,38 @@ class ModelWrapper:
             self._eos_set = frozenset(getattr(self.tokenizer, "eos_token_ids", ()))
         return self._eos_set
 
+    def _submit(self, ids: list[int], params: SamplingParams) -> Future:
+        """Send a request to the engine and remember it until it resolves."""
+        with self._pending_lock:
+            if self._abandoned:
+                raise RuntimeError(
+                    "this task was abandoned (timed out); its model no longer samples"
+                )
+            fut = self.engine.submit(ids, params)
+            self._pending.add(fut)
+        fut.add_done_callback(self._forget)
+        return fut
+
+    def _forget(self, fut: Future) -> None:
+        with self._pending_lock:
+            self._pending.discard(fut)
+
+    def cancel_pending(self) -> int:
+        """Cancel every engine request still in flight and refuse new ones; the runner
+        calls this on a task it abandons, so the engine stops decoding for it.
+        Returns how many requests were cancelled."""
+        with self._pending_lock:
+            self._abandoned = True
+            pending, self._pending = list(self._pending), set()
+        return sum(fut.cancel() for fut in pending)
+
     def _submit_chat(self, messages, tools, kwargs) -> tuple[Future, Any]:
         messages = validate_messages(messages)
         params = self.sampling_params(**kwargs)
         tools_key = _tools_key(tools)
         text, ids, parent = self._prompt(messages, tools, tools_key)
         self._check_length(ids, parent)
-        fut = self.engine.submit(ids, params)
+        fut = self._submit(ids, params)
         return fut, (ids, text, params, messages, tools, parent, tools_key)
 
     def _submit_generate(self, prompts, kwargs) -> list[tuple[Future, Any]]:
@@ -336,7 +365,7 @@ class ModelWrapper:
             else:
                 ids = self.tokenizer.encode(prompt)
             self._check_length(ids, None)
-            jobs.append((self.engine.submit(ids, params), (ids, prompt, params, None, None)))
+            jobs.append((self._submit(ids, params), (ids, prompt, params, None, None)))
         return jobs
 
     # ---- public API ------------------------------------------------------------------
