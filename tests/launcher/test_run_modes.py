@@ -488,3 +488,22 @@ def test_export_command_writes_a_servable_model(
     assert "exported step_2" in result.stdout
     absent = runner.invoke(app, ["export", str(run_dir), str(tmp_path / "y"), "--step", "7"])
     assert absent.exit_code == 2 and "no checkpoint step_7" in absent.stderr
+
+
+def test_a_resume_whose_checkpoints_all_fail_to_load_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never train on from the base weights when the run had checkpoints."""
+    project = _project(tmp_path)
+    _run_in_process(project, monkeypatch, "--set", "buffer.total_steps=2")
+    checkpoints = list((project / "run" / "checkpoints").glob("step_*"))
+    assert checkpoints
+    for folder in checkpoints:
+        (folder / "optim.pt").write_bytes(b"garbage")
+    result = CliRunner().invoke(
+        app,
+        ["run", "-c", str(project / "cfg.yaml"), "--run-dir", str(project / "run"),
+         "--set", "buffer.total_steps=3"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "could be loaded" in result.output and "move them aside" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -245,3 +246,30 @@ def test_checkpoint_weight_source(
         engine.update_weights({}, version=0)
         assert CheckpointWeightSource(manager, tiny_model_path).maybe_update(engine) is True
         assert engine.model_version == 2
+
+
+def test_a_save_killed_between_its_renames_leaves_a_checkpoint(
+    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saving the same step again sets the old copy aside; a kill right after that
+    must not leave the run with no checkpoint (it trained from the base weights)."""
+    manager = CheckpointManager(tmp_path / "ckpt")
+    trainer = _trainer(tiny_model_path, lora=False)
+    trainer.train_step(_experiences())
+    _save(manager, trainer)
+    real_replace = os.replace
+
+    def killed_after_first_rename(src, dst):
+        real_replace(src, dst)
+        if Path(dst).name.startswith(".old-"):
+            raise SystemExit("killed")
+
+    monkeypatch.setattr(os, "replace", killed_after_first_rename)
+    with pytest.raises(SystemExit):
+        _save(manager, trainer)
+    monkeypatch.setattr(os, "replace", real_replace)
+    restarted = CheckpointManager(tmp_path / "ckpt")
+    assert [p.name for p in restarted.list()] == [f"step_{trainer.global_step}"]
+    assert _load(restarted, _trainer(tiny_model_path, lora=False)) is not None
+    _save(restarted, trainer)  # the next save clears what the killed one left
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == [f"step_{trainer.global_step}"]

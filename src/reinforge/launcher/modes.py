@@ -88,10 +88,16 @@ def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
         session.cfg.trainer,
         pad_token_id=session.explorer.engine.tokenizer.pad_token_id,
     )
-    restored = _checkpoints(session).load_latest(
+    checkpoints = _checkpoints(session)
+    restored = checkpoints.load_latest(
         lambda path, state: (load_trainer(trainer, path, state), state)[1]
     )
     if restored is None:
+        if checkpoints.list():  # never silently start over from the base weights
+            raise ConfigError(
+                f"none of the checkpoints in {checkpoints.root} could be loaded (see the "
+                "warnings above); move them aside to train from the base model again"
+            )
         return trainer, 0
     path, state = restored
     session.reporter.warn(

@@ -4,7 +4,9 @@ A checkpoint is the folder ``RUN_DIR/checkpoints/step_N`` holding ``model/`` (a 
 model directory for a full fine-tune, a peft adapter for LoRA), ``optim.pt`` and
 ``state.json``. It is written to a hidden temporary folder and renamed into place,
 so a crash mid-save leaves either the previous checkpoint set or the new one, never
-half of one. Loading walks from the newest checkpoint back and skips any that
+half of one: a checkpoint of the same step is renamed aside, not deleted, until the
+new one is in place, and put back if a save is killed in between. Leftover
+temporary folders are deleted on the next save. Loading walks from the newest checkpoint back and skips any that
 fails to load, with a warning.
 """
 
@@ -37,6 +39,7 @@ class CheckpointManager:
         """Complete checkpoints, oldest first."""
         if not self.root.is_dir():
             return []
+        self._recover()
         found = []
         for path in self.root.iterdir():
             match = _NAME.match(path.name)
@@ -50,8 +53,10 @@ class CheckpointManager:
         ``write`` returns the JSON state to record; it is written last.
         """
         self.root.mkdir(parents=True, exist_ok=True)
+        self._recover()
+        for stale in self.root.glob(".tmp-step_*"):  # from a save that was killed
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = self.root / f".tmp-step_{step}-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         try:
             state = write(tmp)
@@ -63,11 +68,26 @@ class CheckpointManager:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         target = self.root / f"step_{step}"
+        old = self.root / f".old-step_{step}"
         if target.exists():
-            shutil.rmtree(target)
+            # set the old copy aside (a rename) rather than deleting it first: a kill
+            # between the two renames leaves it to _recover, never no checkpoint
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
         os.replace(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
         self._prune()
         return target
+
+    def _recover(self) -> None:
+        """Put back a checkpoint set aside by a save that was killed before replacing it."""
+        for old in self.root.glob(".old-step_*"):
+            target = self.root / old.name[len(".old-") :]
+            if target.exists():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                logger.warning("restoring %s, left aside by an interrupted save", target)
+                os.replace(old, target)
 
     def _prune(self) -> None:
         if not self.max_to_keep:
