@@ -146,15 +146,15 @@ def test_row_missing_prompt_or_answer_is_reported(tmp_path: Path, missing: str) 
     assert [t.task_id for t in loaded.tasks] == [0, 2]
     assert len(loaded.invalid) == 1
     bad = loaded.invalid[0]
-    assert bad.row == 1
-    assert "row 1" in bad.error
+    assert bad.row == 1 and bad.where.endswith("train.jsonl:2")
+    assert "train.jsonl:2: missing" in bad.error
     assert f"missing key(s) ['{missing}']" in bad.error
 
 
 def test_row_missing_key_in_strict_mode_raises(tmp_path: Path) -> None:
     rows = [dict(r) for r in ROWS[:2]]
     del rows[0]["answer"]
-    with pytest.raises(TasksetError, match=r"row 0: missing key\(s\) \['answer'\]"):
+    with pytest.raises(TasksetError, match=r"train\.jsonl:1: missing key\(s\) \['answer'\]"):
         load_taskset(config(write_jsonl(tmp_path / "train.jsonl", rows), strict=True))
 
 
@@ -232,3 +232,40 @@ def test_reasoning_gym_unknown_dataset_names_it() -> None:
     )
     with pytest.raises(TasksetError, match="no_such_dataset_xyz"):
         load_taskset(cfg)
+
+
+def test_a_taskset_with_no_usable_row_is_an_error_with_one_summary(tmp_path: Path) -> None:
+    rows = [{"prompt": f"q{i}", "answer": str(i)} for i in range(512)]
+    path = write_jsonl(tmp_path / "train.jsonl", rows)
+    with pytest.raises(TasksetError) as err:
+        load_taskset(config(path))
+    message = str(err.value)
+    assert "0 usable tasks" in message and "skipped 512 row(s)" in message
+    assert "train.jsonl:1: missing key(s) ['question']" in message and "509 more" in message
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(TasksetError, match="has no rows"):
+        load_taskset(config(tmp_path / "empty.jsonl"))
+
+
+def test_a_dataset_folder_is_read_for_its_split_only(tmp_path: Path) -> None:
+    from datasets import Dataset, DatasetDict
+
+    folder = tmp_path / "hf" / "data"
+    folder.mkdir(parents=True)
+    Dataset.from_list(ROWS[:3]).to_parquet(str(folder / "train-00000-of-00001.parquet"))
+    Dataset.from_list(ROWS[3:5]).to_parquet(str(folder / "test-00000-of-00001.parquet"))
+    train = load_taskset(config(tmp_path / "hf"))
+    assert [t.raw_task["question"] for t in train.tasks] == [r["question"] for r in ROWS[:3]]
+    test = load_taskset(config(tmp_path / "hf", split="test"))
+    assert [t.raw_task["question"] for t in test.tasks] == [r["question"] for r in ROWS[3:5]]
+    with pytest.raises(TasksetError, match=r"splits \['test', 'train'\] but not 'validation'"):
+        load_taskset(config(tmp_path / "hf", split="validation"))
+
+    saved = tmp_path / "saved"
+    DatasetDict(
+        {"train": Dataset.from_list(ROWS[:2]), "test": Dataset.from_list(ROWS[2:3])}
+    ).save_to_disk(str(saved))
+    assert len(load_taskset(config(saved)).tasks) == 2
+    assert len(load_taskset(config(saved, split="test")).tasks) == 1
+    with pytest.raises(TasksetError, match="not 'dev'"):
+        load_taskset(config(saved, split="dev"))

@@ -123,7 +123,7 @@ def test_failures_and_malformed_rows_are_recorded_and_run_continues(tmp_path):
     assert all("odd answers are not supported" in r.error for r in failed)
     assert len(invalid) == 2
     assert any("tasks.jsonl:11: malformed JSON" in r.error for r in invalid)
-    assert any("row 10: missing key(s) ['answer']" in r.error for r in invalid)
+    assert any("tasks.jsonl:12: missing key(s) ['answer']" in r.error for r in invalid)
     assert storage.count() == summary.experiences == 20
 
 

@@ -167,12 +167,13 @@ class Explorer:
         if loaded.invalid:
             self.storage.write_task_results(
                 [
-                    TaskRecord(taskset.name, "", str(bad.row), INVALID, bad.error, 0, 0, 0.0)
+                    TaskRecord(
+                        taskset.name, "", bad.where or str(bad.row), INVALID, bad.error, 0, 0, 0.0
+                    )
                     for bad in loaded.invalid
                 ]
             )
-            for bad in loaded.invalid:
-                self.reporter.warn(bad.error)
+            self.reporter.warn(loaded.summary())
         for task in loaded.tasks:
             task.workflow_cls  # noqa: B018  (resolve names now: an unknown workflow fails before any work)
             task.reward_fn_cls  # noqa: B018
