@@ -507,3 +507,25 @@ def test_a_resume_whose_checkpoints_all_fail_to_load_stops(
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "could be loaded" in result.output and "move them aside" in result.output
+
+
+def test_a_run_whose_every_training_step_is_skipped_fails(tmp_path: Path) -> None:
+    """The tiny random model never answers right: every group's rewards are all 0, so
+    reward_std_filter drops everything and no step trains. That is not a success."""
+    config = (
+        CONFIG.replace("rf_modes_plugin.Parity", "simple_workflow")
+        .replace("explorer:\n", "explorer:\n  default_reward_fn_type: accuracy_reward\n")
+        .replace(
+            "trainer:",
+            "  experience_pipeline:\n    operators: [{name: reward_std_filter}]\ntrainer:",
+        )
+    )
+    project = _project(tmp_path, config)
+    result = CliRunner().invoke(
+        app,
+        ["run", "-c", str(project / "cfg.yaml"), "--run-dir", str(project / "run"),
+         "--set", "buffer.total_steps=2", "--set", "buffer.explorer_input.eval_tasksets=[]"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "all 2 training step(s) of this run were skipped" in result.output
+    assert "reward_std_filter" in result.output

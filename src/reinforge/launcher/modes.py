@@ -119,6 +119,24 @@ async def _evaluate(session: RunSession, step: int) -> dict[str, float]:
     return await session.explorer.evaluate(step)
 
 
+class NothingTrainedError(ConfigError):
+    """Every training step of a run was skipped: exiting 0 would hide a broken setup."""
+
+
+def _refuse_if_nothing_trained(cfg: ReinforgeConfig, steps: int, skipped: int) -> None:
+    if steps == 0 or skipped < steps:
+        return
+    operators = [op.name for op in cfg.buffer.experience_pipeline.operators]
+    raise NothingTrainedError(
+        f"all {steps} training step(s) of this run were skipped: no step kept an experience "
+        f"to train on. The experience pipeline ({', '.join(operators) or 'no operators'}) "
+        "dropped them all, or every task failed; e.g. reward_std_filter drops every group "
+        "whose rewards are all equal (the model always or never solves the task), and "
+        "invalid_reward_filter drops experiences without a finite reward. See the "
+        "explore/stored and failed_tasks metrics."
+    )
+
+
 def _train_on(session: RunSession, trainer: Trainer, step: int) -> dict[str, Any]:
     exps = session.storage.read_batch(step)
     if not exps:
@@ -150,6 +168,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     if cfg.explorer.eval_on_start and cursor.step == 0:
         await evaluate(0)
     last: dict[str, Any] = {}
+    outcome = {"trained": 0, "skipped": 0}  # steps of this invocation
 
     def train_until(limit: int) -> None:
         nonlocal trained, last
@@ -158,6 +177,8 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             start = time.monotonic()
             metrics = {"step": step, **_train_on(session, trainer, step)}
             trained = step
+            outcome["trained"] += 1
+            outcome["skipped"] += bool(metrics.get("train/skipped"))
             if not metrics.get("train/skipped") and trainer.global_step % sync.sync_interval == 0:
                 sync_in_process(trainer, explorer.engine)
                 metrics["train/sync_time"] = (
@@ -179,6 +200,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
             await evaluate(out.step)
     train_until(cursor.step)
+    _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"])
     if trainer.model_version != explorer.engine.model_version:
         sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
     _save(session, trainer, trained)
