@@ -39,7 +39,8 @@ def test_to_dict_from_dict_round_trip() -> None:
     assert data["reward_fn"] == "math_reward"
     assert data["rollout_args"]["stop"] == ["\n\n"]
     back = Task.from_dict(data)
-    assert back.workflow == f"{__name__}.DummyWorkflow"
+    assert back.workflow.__qualname__ == "DummyWorkflow"  # names resolve to classes
+    assert back.to_dict()["workflow"] == data["workflow"]
     assert back.format_args == task.format_args
     assert back.rollout_args == task.rollout_args
     for name in (
@@ -88,3 +89,20 @@ def test_format_config_to_dict() -> None:
     cfg = FormatConfig(prompt_key="q")
     assert cfg.to_dict()["prompt_key"] == "q"
     assert FormatConfig(**cfg.to_dict()) == cfg
+
+
+def test_names_resolve_to_classes_as_trinity_workflows_expect() -> None:
+    """Trinity-RFT workflows call ``self.task.reward_fn(**self.task.reward_fn_args)``."""
+    from reinforge.rewards import REWARD_FUNCTIONS
+    from reinforge.workflows import WORKFLOWS
+
+    task = Task(workflow="math_workflow", reward_fn="math_reward", reward_fn_args={})
+    assert task.workflow is WORKFLOWS.get("math_workflow")
+    assert task.reward_fn is REWARD_FUNCTIONS.get("math_reward")
+    reward = task.reward_fn(**task.reward_fn_args)
+    assert callable(reward)
+    assert Task.from_dict(task.to_dict()).to_dict()["reward_fn"] == "math_reward"
+    unknown = Task(workflow="no_such_workflow")
+    assert unknown.workflow == "no_such_workflow"  # left as given; workflow_cls names the error
+    with pytest.raises(Exception, match="no_such_workflow"):
+        unknown.workflow_cls  # noqa: B018

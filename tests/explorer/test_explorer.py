@@ -158,3 +158,23 @@ def test_evaluate_reports_pass_metrics(tmp_path):
         assert p + key in metrics
     assert metrics[p + "worst@4"] <= metrics[p + "mean@4"] <= metrics[p + "best@4"]
     assert metrics[p + "tasks"] == 5
+
+
+@WORKFLOWS.register_module("test_trinity_reward_call", force=True)
+class TrinityRewardCall(Workflow):
+    """Written as Trinity-RFT's guide writes it: the task's reward_fn is a class."""
+
+    def run(self):
+        reward_fn = self.task.reward_fn(**self.task.reward_fn_args)
+        exps = self.model.chat([{"role": "user", "content": self.task.raw_task["question"]}])
+        for exp in exps:
+            exp.reward = float(reward_fn(exp.response_text, self.task.truth)["accuracy"])
+        return exps
+
+
+def test_trinity_workflows_call_the_tasks_reward_fn(tmp_path):
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path, workflow="test_trinity_reward_call", reward="math_boxed_reward")
+    summary = run_explore(cfg)
+    assert summary.status_counts == {"ok": 32}
+    assert summary.metrics["explore/reward_mean"] > 0

@@ -39,8 +39,9 @@ def _qualified_name(value: Any) -> str | None:
 class Task:
     """One unit of work for a workflow.
 
-    ``workflow`` and ``reward_fn`` may be classes or registered names (or dotted
-    paths). ``raw_task`` is the taskset row as read; ``format_args`` says which of
+    ``workflow`` and ``reward_fn`` may be given as classes or registered names (or
+    dotted paths); names are resolved to the classes on construction, as Trinity-RFT
+    workflows expect (``self.task.reward_fn(**self.task.reward_fn_args)``). ``raw_task`` is the taskset row as read; ``format_args`` says which of
     its keys hold the prompt and the reference answer; ``rollout_args`` are the
     sampling settings; ``workflow_args`` / ``reward_fn_args`` are free-form
     per-taskset options.
@@ -58,6 +59,22 @@ class Task:
     batch_id: int | str = ""
     task_id: int | str = ""
     index: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Trinity-RFT types both as classes, and its workflows call
+        # ``self.task.reward_fn(**self.task.reward_fn_args)``: a name given here is
+        # resolved to its class now (and kept for ``to_dict``). A name that does not
+        # resolve yet stays a string; ``workflow_cls`` then raises the registry's error.
+        self._names: dict[str, str] = {}
+        for kind in ("workflow", "reward_fn"):
+            value = getattr(self, kind)
+            if isinstance(value, str):
+                try:
+                    resolved = _resolve(kind, value)
+                except Exception:
+                    continue
+                self._names[kind] = value
+                setattr(self, kind, resolved)
 
     @property
     def workflow_cls(self) -> type:
@@ -90,14 +107,14 @@ class Task:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (classes become dotted paths) for crossing process boundaries."""
         return {
-            "workflow": _qualified_name(self.workflow),
+            "workflow": self._names.get("workflow") or _qualified_name(self.workflow),
             "repeat_times": self.repeat_times,
             "format_args": self.format_args.to_dict(),
             "rollout_args": self.rollout_args.to_dict(),
             "workflow_args": dict(self.workflow_args),
             "reward_fn_args": dict(self.reward_fn_args),
             "is_eval": self.is_eval,
-            "reward_fn": _qualified_name(self.reward_fn),
+            "reward_fn": self._names.get("reward_fn") or _qualified_name(self.reward_fn),
             "raw_task": self.raw_task,
             "batch_id": self.batch_id,
             "task_id": self.task_id,
