@@ -169,3 +169,76 @@ def test_example_mock_config_runs(tmp_path):
     assert "accuracy:" in proc.stdout
     acc = float(proc.stdout.split("accuracy:")[1].split()[0])
     assert 0.6 < acc < 0.9  # error_rate 0.25 in the example
+
+
+OPERATOR_PLUGIN = """
+import json, os
+from reinforge.buffer.operators import ExperienceOperatorV1, EXPERIENCE_OPERATORS
+
+LOG = os.environ["RF_OPERATOR_LOG"]
+
+def note(event):
+    with open(LOG, "a") as fh:
+        fh.write(event + "\\n")
+
+@EXPERIENCE_OPERATORS.register_module("recording_op")
+class RecordingOp(ExperienceOperatorV1):
+    def __init__(self, tag="a", fail=False):
+        self.tag, self.fail = tag, fail
+    async def prepare(self):
+        note(f"prepare {self.tag}")
+    async def process(self, exps):
+        note(f"process {self.tag}")
+        if self.fail:
+            raise RuntimeError("operator exploded")
+        return exps, {}
+    async def close(self):
+        note(f"close {self.tag}")
+"""
+
+
+def with_operators(project: Path, operators: str, on_error: str = "skip") -> Path:
+    (project / "ops.py").write_text(OPERATOR_PLUGIN)
+    text = CONFIG.format(workflow="simple_workflow") + "plugins: [ops.py]\n"
+    text = text.replace(
+        "explorer:\n",
+        f"  experience_pipeline:\n    on_error: {on_error}\n    operators: {operators}\nexplorer:\n",
+    )
+    (project / "ops.yaml").write_text(text)
+    return project / "ops.yaml"
+
+
+def test_operators_are_prepared_and_closed_once_per_run_in_order(project):
+    cfg = with_operators(
+        project, "[{name: recording_op, args: {tag: a}}, {name: recording_op, args: {tag: b}}]"
+    )
+    log = project / "ops.log"
+    run(["explore", "-c", str(cfg), "--set", "buffer.total_steps=2"], project,
+        {"RF_OPERATOR_LOG": str(log)}, check=True)  # fmt: skip
+    events = log.read_text().split("\n")[:-1]
+    assert events[:2] == ["prepare a", "prepare b"] and events[-2:] == ["close a", "close b"]
+    assert events[2:-2] == ["process a", "process b"] * 2
+
+
+def test_an_operator_error_with_on_error_raise_is_a_message_and_still_closes(project):
+    cfg = with_operators(project, "[{name: recording_op, args: {tag: a, fail: true}}]", "raise")
+    log = project / "ops.log"
+    proc = run(["explore", "-c", str(cfg)], project, {"RF_OPERATOR_LOG": str(log)})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "recording_op" in proc.stderr
+    assert "exploded" in proc.stderr
+    assert log.read_text().split("\n")[:-1] == ["prepare a", "process a", "close a"]
+
+
+def test_corrupt_buffer_and_unusable_run_dir_are_messages(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    (project / "run").mkdir()
+    (project / "run" / "buffer.db").write_bytes(b"not a database" * 100)
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "buffer.db is not a usable buffer" in proc.stderr.replace("\n", "")
+    proc = run(["export-buffer", "run/buffer.db", "out.jsonl"], project)
+    assert proc.returncode == 2 and "not a usable buffer" in proc.stderr.replace("\n", "")
+    proc = run(["explore", "-c", "cfg.yaml", "--run-dir", "run/buffer.db/x"], project)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot create the run directory" in proc.stderr.replace("\n", "")

@@ -1,6 +1,6 @@
 """Buffers: experience storage and taskset reading."""
 
-from reinforge.buffer.sqlite_storage import SQLiteExperienceStorage, TaskRecord
+from reinforge.buffer.sqlite_storage import BufferStorageError, SQLiteExperienceStorage, TaskRecord
 from reinforge.buffer.taskset import (
     InvalidRow,
     LoadedTaskset,
@@ -16,6 +16,7 @@ from reinforge.buffer.taskset_config import (
 )
 
 __all__ = [
+    "BufferStorageError",
     "FormatSection",
     "InvalidRow",
     "LoadedTaskset",

@@ -128,17 +128,35 @@ class TaskRecord:
     elapsed: float
 
 
+class BufferStorageError(ValueError):
+    """The buffer file cannot be used (not an SQLite database, unreadable, not creatable)."""
+
+
 class SQLiteExperienceStorage:
     """Append-only experience store backed by one SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
+        from sqlalchemy.exc import DatabaseError
+
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BufferStorageError(
+                f"cannot create the buffer's folder {self.path.parent}: {exc}"
+            ) from None
         # timeout: wait for another process's lock (e.g. its WAL switch) from the
         # very first statement instead of failing with "database is locked"
         self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": 30})
         event.listen(self.engine, "connect", _sqlite_pragmas)
-        self._create_tables()
+        try:
+            self._create_tables()
+        except DatabaseError as exc:
+            self.engine.dispose()
+            raise BufferStorageError(
+                f"{self.path} is not a usable buffer ({exc.orig}); move it aside (or delete it) "
+                "to start a new buffer, or point buffer.storage.path elsewhere"
+            ) from None
         self._lock = threading.Lock()
 
     def _create_tables(self, attempts: int = 5) -> None:

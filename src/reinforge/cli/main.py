@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from reinforge.buffer import SQLiteExperienceStorage, TasksetError
+from reinforge.buffer import BufferStorageError, SQLiteExperienceStorage, TasksetError
+from reinforge.buffer.pipeline import PipelineError
 from reinforge.config import ConfigError, ReinforgeConfig, load_config
 from reinforge.core import RegistryError
 from reinforge.launcher.session import RunSession
@@ -36,7 +37,15 @@ RunDirOpt = Annotated[
     Path | None, typer.Option("--run-dir", help="Run directory (overrides run_dir).")
 ]
 
-_USER_ERRORS = (ConfigError, TasksetError, ModelNotFoundError, RegistryError, FileNotFoundError)
+_USER_ERRORS = (
+    ConfigError,
+    TasksetError,
+    BufferStorageError,
+    PipelineError,
+    ModelNotFoundError,
+    RegistryError,
+    FileNotFoundError,
+)
 
 
 def _load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> ReinforgeConfig:
@@ -61,7 +70,7 @@ def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -
         raise _fail(exc) from None
     reporter = session.reporter
     try:
-        summary = asyncio.run(session.explorer.explore())
+        summary = asyncio.run(session.run(session.explorer.explore))
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     finally:
@@ -92,7 +101,7 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
         raise _fail(exc) from None
     reporter = session.reporter
     try:
-        metrics = asyncio.run(session.explorer.evaluate())
+        metrics = asyncio.run(session.run(session.explorer.evaluate))
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     finally:
@@ -124,7 +133,7 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     try:
-        result = asyncio.run(MODES[cfg.mode](session))
+        result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     finally:
@@ -198,9 +207,16 @@ def export_buffer(
     """Export every stored experience to JSONL (tokens, logprobs, rewards, texts, ids)."""
     if not buffer.is_file():
         raise _fail(FileNotFoundError(f"buffer file '{buffer}' does not exist"))
-    storage = SQLiteExperienceStorage(buffer)
-    n = storage.export_jsonl(output)
-    storage.close()
+    try:
+        storage = SQLiteExperienceStorage(buffer)
+    except BufferStorageError as exc:
+        raise _fail(exc) from None
+    try:
+        n = storage.export_jsonl(output)
+    except OSError as exc:
+        raise _fail(exc) from None
+    finally:
+        storage.close()
     typer.echo(f"wrote {n} experiences to {output}")
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.buffer.pipeline import ExperiencePipeline
@@ -21,6 +22,8 @@ from reinforge.monitor import (
     TensorBoardSink,
     WandbSink,
 )
+
+T = TypeVar("T")
 
 
 def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
@@ -124,7 +127,10 @@ class RunSession:
         storage: SQLiteExperienceStorage | None = None
         try:
             run_dir = cfg.resolved_run_dir
-            run_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create the run directory {run_dir}: {exc}") from None
             config = json.dumps(cfg.model_dump(mode="json"), indent=2)
             (run_dir / "config.json").write_text(config)
             reporter = ConsoleReporter(
@@ -162,6 +168,19 @@ class RunSession:
                 reporter.close()
             raise
         return cls(cfg, run_dir, storage, explorer, reporter, model_dir)
+
+    async def run(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Await ``work()`` (a mode, an explore or eval pass) between the experience
+        pipeline's ``prepare()`` and ``close()``: each called once per run, on every
+        operator, in order; ``close()`` also after an error or an interrupt."""
+        pipeline = self.explorer.pipeline
+        if pipeline is None:
+            return await work()
+        try:
+            await pipeline.prepare()
+            return await work()
+        finally:
+            await pipeline.close()
 
     def close(self) -> None:
         self.explorer.close()
