@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import threading
 
 import pytest
 
@@ -178,3 +179,65 @@ def test_trinity_workflows_call_the_tasks_reward_fn(tmp_path):
     summary = run_explore(cfg)
     assert summary.status_counts == {"ok": 32}
     assert summary.metrics["explore/reward_mean"] > 0
+
+
+RELEASE = threading.Event()
+
+
+@WORKFLOWS.register_module("test_hangs_in_a_thread", force=True)
+class HangsInAThread(Workflow):
+    """Odd questions hand a call that never returns to the loop's default executor."""
+
+    is_async = True
+    can_repeat = True
+
+    async def run_async(self):
+        if int(self.task.raw_task["answer"]) % 2:
+            await asyncio.to_thread(RELEASE.wait)
+        exps = await self.model.chat_async(
+            [{"role": "user", "content": self.task.raw_task["question"]}], n=self.repeat_times
+        )
+        for exp in exps:
+            exp.reward = 1.0
+        return exps
+
+
+def test_hung_threads_of_async_workflows_time_out_and_the_run_finishes(tmp_path):
+    """More hung calls than the default executor has threads (6 on 2 cores): the
+    explorer's own writes must not queue behind them, and each task times out."""
+    RELEASE.clear()
+    write_taskset(tmp_path / "tasks.jsonl", 16)
+    cfg = make_config(tmp_path, workflow="test_hangs_in_a_thread", reward=None, total_steps=2)
+    cfg.explorer.max_timeout = 1.0
+    cfg.explorer.max_retry_times = 0
+    try:
+        summary = run_explore(cfg)
+    finally:
+        RELEASE.set()
+    assert summary.status_counts == {"ok": 8, "timeout": 8}
+    storage = SQLiteExperienceStorage(cfg.storage_path)
+    assert storage.count() == 8 * 4
+    assert len(storage.task_results("timeout")) == 8
+
+
+def test_each_task_is_recorded_once_when_a_step_runs_again(tmp_path, monkeypatch):
+    """A process killed while it stores a step runs that step again on resume: its
+    tasks must end with one record each, not one per attempt."""
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path, total_steps=1)
+    real_write = SQLiteExperienceStorage.write
+
+    def killed_while_storing(self, experiences, state=None, task_records=None):
+        if experiences:
+            raise SystemExit("killed")
+        return real_write(self, experiences, state, task_records)
+
+    monkeypatch.setattr(SQLiteExperienceStorage, "write", killed_while_storing)
+    with pytest.raises(SystemExit):
+        run_explore(cfg)
+    monkeypatch.setattr(SQLiteExperienceStorage, "write", real_write)
+    run_explore(cfg)  # the resumed run does step 1 again
+    storage = SQLiteExperienceStorage(cfg.storage_path)
+    records = storage.task_results()
+    assert len(records) == 8  # simple_workflow makes its 4 repeats in one request
+    assert storage.count() == 8 * 4

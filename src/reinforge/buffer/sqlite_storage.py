@@ -100,6 +100,7 @@ _INSERT_TASK_RESULT = (
     f"INSERT INTO task_results ({', '.join(_TASK_RESULT_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_TASK_RESULT_COLUMNS))})"
 )
+_DELETE_TASK_RESULTS = "DELETE FROM task_results WHERE taskset = ? AND batch = ?"
 
 state_table = Table(
     "state",
@@ -176,14 +177,22 @@ class SQLiteExperienceStorage:
                 if "already exists" not in str(exc) or attempt == attempts - 1:
                     raise
 
-    def write(self, experiences: list[Experience], state: Mapping[str, Any] | None = None) -> int:
+    def write(
+        self,
+        experiences: list[Experience],
+        state: Mapping[str, Any] | None = None,
+        task_records: list[TaskRecord] | None = None,
+    ) -> int:
         """Append experiences in one transaction; returns how many were written.
 
         ``state`` (name → JSON-serialisable value, e.g. the explorer's taskset cursor)
-        is saved in the same transaction, so what a restarted run reads back with
-        ``read_state`` always matches the experiences that were stored.
+        and ``task_records`` (the outcome of each task of the step) are saved in the
+        same transaction, so what a restarted run reads back with ``read_state``
+        always matches the experiences and records that were stored. Records replace
+        any earlier ones of the same (taskset, batch): a step run again after a crash
+        is recorded once.
         """
-        if not experiences and not state:
+        if not experiences and not state and not task_records:
             return 0
         now = time.time()
         rows = []
@@ -212,6 +221,10 @@ class SQLiteExperienceStorage:
                 conn.exec_driver_sql(_INSERT_EXPERIENCE, rows)
             if states:
                 conn.exec_driver_sql(_UPSERT_STATE, states)
+            if task_records:
+                batches = sorted({(r.taskset, str(r.batch)) for r in task_records})
+                conn.exec_driver_sql(_DELETE_TASK_RESULTS, batches)
+                conn.exec_driver_sql(_INSERT_TASK_RESULT, _record_rows(task_records, now))
         return len(rows)
 
     def read_state(self, key: str, default: Any = None) -> Any:
@@ -222,25 +235,9 @@ class SQLiteExperienceStorage:
         return default if value is None else json.loads(value)
 
     def write_task_results(self, records: list[TaskRecord]) -> None:
-        if not records:
-            return
-        now = time.time()
-        rows = [
-            (
-                rec.taskset,
-                rec.batch,
-                rec.task,
-                rec.status,
-                rec.error,
-                int(rec.attempts),
-                int(rec.num_experiences),
-                float(rec.elapsed),
-                now,
-            )
-            for rec in records
-        ]
-        with self._lock, self.engine.begin() as conn:
-            conn.exec_driver_sql(_INSERT_TASK_RESULT, rows)
+        """Task records on their own (e.g. rows a taskset could not read), replacing
+        earlier records of the same (taskset, batch) as ``write`` does."""
+        self.write([], None, records)
 
     def count(self) -> int:
         with self.engine.connect() as conn:
@@ -296,6 +293,23 @@ class SQLiteExperienceStorage:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _record_rows(records: list[TaskRecord], now: float) -> list[tuple[Any, ...]]:
+    return [
+        (
+            rec.taskset,
+            str(rec.batch),
+            rec.task,
+            rec.status,
+            rec.error,
+            int(rec.attempts),
+            int(rec.num_experiences),
+            float(rec.elapsed),
+            now,
+        )
+        for rec in records
+    ]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

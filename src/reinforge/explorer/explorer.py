@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
 from reinforge.core import Experience, Task
+from reinforge.explorer import daemon_executor
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.explorer_config import ExplorerConfig
@@ -31,6 +34,8 @@ from reinforge.explorer.runner import WorkflowRunner
 from reinforge.explorer.scheduler import Scheduler, make_requests
 from reinforge.models import InferenceEngine
 from reinforge.models.model_config import ModelConfig
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -50,6 +55,23 @@ class ExploreSummary:
     status_counts: dict[str, int] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     elapsed: float = 0.0
+
+
+def task_records(results: list[TaskResult]) -> list[TaskRecord]:
+    """One stored record per task request: its outcome, error, attempts and time."""
+    return [
+        TaskRecord(
+            r.taskset,
+            r.batch_id,
+            r.task_id,
+            r.status,
+            r.error,
+            r.attempts,
+            len(r.experiences),
+            r.elapsed,
+        )
+        for r in results
+    ]
 
 
 def score_of(exp: Experience) -> float:
@@ -118,6 +140,9 @@ class Explorer:
         self.storage = storage
         self.config_dir = Path(config_dir) if config_dir else None
         self.reporter = reporter or Reporter()
+        # reinforge's own storage I/O runs here, not in the loop's default executor,
+        # which user code (asyncio.to_thread, run_in_executor) can fill with hung calls
+        self._io_pool = ThreadPoolExecutor(1, thread_name_prefix="reinforge-explorer-io")
         if scheduler is not None:  # another backend (Ray) runs the workflows
             self.scheduler = scheduler
             return
@@ -182,6 +207,7 @@ class Explorer:
     async def _run_tasks(
         self, tasks: list[Task], taskset: str, description: str
     ) -> list[TaskResult]:
+        daemon_executor.install(asyncio.get_running_loop())
         requests = make_requests(
             tasks,
             taskset=taskset,
@@ -195,22 +221,7 @@ class Explorer:
                 self.reporter.warn((result.error or result.status).splitlines()[0])
             self.reporter.task_done(result)
 
-        results = await self.scheduler.run(requests, on_result)
-        records = [
-            TaskRecord(
-                r.taskset,
-                r.batch_id,
-                r.task_id,
-                r.status,
-                r.error,
-                r.attempts,
-                len(r.experiences),
-                r.elapsed,
-            )
-            for r in results
-        ]
-        await asyncio.to_thread(self.storage.write_task_results, records)
-        return results
+        return await self.scheduler.run(requests, on_result)
 
     def open_taskset(self) -> TasksetCursor:
         """Load the training taskset and position a cursor at its start."""
@@ -248,7 +259,9 @@ class Explorer:
         if self.pipeline is not None:
             exps, pipe_metrics = await self.pipeline.process(exps)
             metrics.update(pipe_metrics)
-        written = await asyncio.to_thread(self.storage.write, exps, {"explorer": cursor.state()})
+        written = await self._io(
+            self.storage.write, exps, {"explorer": cursor.state()}, task_records(results)
+        )
         metrics["explore/step_time"] = time.monotonic() - step_start
         metrics["explore/model_version"] = self.engine.model_version
         metrics["explore/stored"] = written
@@ -282,6 +295,7 @@ class Explorer:
             for task in tasks:
                 task.batch_id = f"eval{step}"
             results = await self._run_tasks(tasks, cfg.name, f"eval {cfg.name}")
+            await self._io(self.storage.write_task_results, task_records(results))
             per_task: dict[str, list[float]] = {}
             for r in results:
                 per_task.setdefault(r.task_id, []).extend(score_of(e) for e in r.experiences)
@@ -294,7 +308,11 @@ class Explorer:
         self.reporter.finish()
         return metrics
 
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._io_pool, fn, *args)
+
     def close(self) -> None:
+        self._io_pool.shutdown(wait=True)
         self.scheduler.close()
         self.engine.close()
         self.storage.close()
