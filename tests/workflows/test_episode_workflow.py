@@ -715,3 +715,34 @@ def test_thread_unsafe_envs_take_turns_in_the_executor() -> None:
 
     asyncio.run(both())
     assert state["most"] == 1
+
+
+class EngineWithCallsCounter(ModelWrapperEngine):
+    """A user's rollout engine that keeps its own ``calls`` counter (an int)."""
+
+    def __init__(self, model: ModelWrapper) -> None:
+        super().__init__(model)
+        self.calls = 0
+
+    async def get_model_response(self, messages, **kwargs):
+        self.calls += 1
+        return await super().get_model_response(messages, **kwargs)
+
+
+def test_a_user_attribute_named_calls_does_not_break_the_episode() -> None:
+    engine = EngineWithCallsCounter(make_model())
+    episode = run_episode(GuessWorkflow(rollout_engine=engine, max_turns=3), {"target": 2})
+    assert episode.termination_reason != TerminationReason.ERROR, episode.info.get("error")
+    assert engine.calls >= 1 and episode.trajectories
+
+
+class BrokenPostprocess(GuessWorkflow):
+    def collect_metrics(self, episode: Episode) -> None:
+        raise KeyError("metric bookkeeping broke")
+
+
+def test_any_exception_inside_ends_as_an_error_episode() -> None:
+    wf = BrokenPostprocess(rollout_engine=ModelWrapperEngine(make_model()), max_turns=2)
+    episode = run_episode(wf, {"target": 1}, uid="7:0")
+    assert episode.termination_reason == TerminationReason.ERROR and episode.id == "7:0"
+    assert "metric bookkeeping broke" in episode.info["error"]["error_message"]

@@ -83,7 +83,7 @@ class ModelWrapperEngine(RolloutEngine):
     reason, as rLLM's engines do.
 
     The last ``record_calls`` calls (messages sent, output returned) are kept in
-    ``calls``, so that steps whose agent stored only the reply text can be given
+    ``_reinforge_calls``, so that steps whose agent stored only the reply text can be given
     their token ids afterwards (``attach.attach_model_outputs``).
     """
 
@@ -98,7 +98,10 @@ class ModelWrapperEngine(RolloutEngine):
         self.model = model
         self.sampling = {k: v for k, v in (sampling or {}).items() if k != "n"}
         self.max_prompt_length = max_prompt_length
-        self.calls: deque[tuple[list[dict[str, Any]], ModelOutput]] = deque(maxlen=record_calls)
+        # reinforge's own record, under a name no user subclass will reuse
+        self._reinforge_calls: deque[tuple[list[dict[str, Any]], ModelOutput]] = deque(
+            maxlen=record_calls
+        )
 
     @property
     def tokenizer(self) -> Any:  # type: ignore[override]
@@ -131,7 +134,7 @@ class ModelWrapperEngine(RolloutEngine):
                 raise TerminationEvent(TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED)
         (exp,) = await self.model.chat_async(messages, tools=tools, **args)
         output = self.to_model_output(exp, with_tools=bool(tools))
-        self.calls.append((copy.deepcopy(list(messages)), output))
+        self._reinforge_calls.append((copy.deepcopy(list(messages)), output))
         return output
 
     @staticmethod

@@ -147,6 +147,15 @@ class EpisodeWorkflow(ABC):
         Trajectories recorded before the end are kept in every case. Cancellation
         (``CancelledError``) is not caught: it belongs to whoever cancelled.
         """
+        try:
+            return await self._run_and_finish(task, uid, **kwargs)
+        except Exception as exc:  # even finishing the episode failed: still an ERROR episode
+            return Episode(
+                id=uid, task=task, termination_reason=TerminationReason.ERROR,
+                info={"error": _error_info(exc)},
+            )  # fmt: skip
+
+    async def _run_and_finish(self, task: dict[str, Any], uid: str, **kwargs: Any) -> Episode:
         timeout = kwargs.pop("timeout", self.timeout)
         self.uid, self.task = uid, task
         self._completed_trajectories = []
@@ -174,13 +183,8 @@ class EpisodeWorkflow(ABC):
         return self.postprocess_episode(self.collect_trajectories(), TerminationReason.UNKNOWN)
 
     def _failed(self, exc: BaseException) -> Episode:
-        error = {
-            "error_type": type(exc).__name__,
-            "error_message": str(exc),
-            "traceback": "".join(traceback.format_exception(exc)),
-        }
         return self.postprocess_episode(
-            self.collect_trajectories(), TerminationReason.ERROR, error=error
+            self.collect_trajectories(), TerminationReason.ERROR, error=_error_info(exc)
         )
 
     # ---- trajectories ------------------------------------------------------------------
@@ -271,7 +275,7 @@ class EpisodeWorkflow(ABC):
         """
         episode.id = self.uid or episode.id
         episode.task = self.task
-        calls = getattr(self.rollout_engine, "calls", None)
+        calls = getattr(self.rollout_engine, "_reinforge_calls", None)
         if calls:
             attach_model_outputs(episode, calls)
         before = self.adjust_rewards_before_trajectory_reward
@@ -338,3 +342,11 @@ class EpisodeWorkflow(ABC):
 
 
 Workflow = EpisodeWorkflow
+
+
+def _error_info(exc: BaseException) -> dict[str, str]:
+    return {
+        "error_type": type(exc).__name__,
+        "error_message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
