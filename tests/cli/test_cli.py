@@ -242,3 +242,25 @@ def test_corrupt_buffer_and_unusable_run_dir_are_messages(project):
     proc = run(["explore", "-c", "cfg.yaml", "--run-dir", "run/buffer.db/x"], project)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "cannot create the run directory" in proc.stderr.replace("\n", "")
+
+
+def test_secrets_from_the_environment_are_masked_and_the_run_dir_is_private(project):
+    text = CONFIG.format(workflow="simple_workflow").replace(
+        "  engine: mock\n",
+        "  engine: mock\n  openai: {api_key: '${oc.env:RF_TEST_SECRET}', base_url: '${oc.env:RF_TEST_URL}'}\n",
+    )
+    (project / "cfg.yaml").write_text(text)
+    env = {"RF_TEST_SECRET": "sk-very-secret", "RF_TEST_URL": "http://secret-host:1"}
+    run(["explore", "-c", "cfg.yaml", "--set", "buffer.total_steps=1"], project, env, check=True)
+    run_dir = project / "run"
+    config = (run_dir / "config.json").read_text()
+    assert "sk-very-secret" not in config and "secret-host" not in config
+    saved = json.loads(config)["model"]["openai"]
+    assert saved["api_key"] == "***" and saved["base_url"] == "***"
+    assert (
+        json.loads(config)["buffer"]["explorer_input"]["taskset"]["format"]["prompt_key"]
+        == "question"
+    )
+    assert run_dir.stat().st_mode & 0o777 == 0o700
+    for name in ("config.json", "buffer.db"):
+        assert (run_dir / name).stat().st_mode & 0o777 == 0o600, name

@@ -15,6 +15,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
 from reinforge.config.schema import ReinforgeConfig
+from reinforge.config.secrets import env_paths
 
 
 class ConfigError(ValueError):
@@ -79,4 +80,6 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Reinfor
         key = getattr(exc, "full_key", None)
         where = f"{key}: " if key else ""
         raise ConfigError(f"{path}: {where}{str(exc).splitlines()[0]}") from None
-    return config_from_dict(data, str(path), str(path.parent.resolve()))
+    cfg = config_from_dict(data, str(path), str(path.parent.resolve()))
+    cfg.secret_paths = env_paths(raw)
+    return cfg

@@ -7,7 +7,7 @@ buffer, ``ExplorerConfig`` in explorer); this module composes them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -91,6 +91,14 @@ class ReinforgeConfig(_Strict):
     )
     # where the YAML file lives: relative taskset paths resolve against it
     config_dir: str | None = Field(None, exclude=True)
+    # dotted paths of values read from the environment (masked in what a run writes)
+    secret_paths: list[str] = Field(default_factory=list, exclude=True)
+
+    def public_dump(self) -> dict[str, Any]:
+        """The config as plain data with secrets masked (for config.json, W&B, MLflow)."""
+        from reinforge.config.secrets import masked
+
+        return masked(self.model_dump(mode="json"), set(self.secret_paths))
 
     @property
     def resolved_run_dir(self) -> Path:

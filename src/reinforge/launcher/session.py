@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,14 @@ from reinforge.monitor import (
 T = TypeVar("T")
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a file only its owner can read (0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    path.chmod(0o600)
+
+
 def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
     """The metric sinks the ``monitor`` section enables.
 
@@ -39,7 +48,7 @@ def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
             sinks.append(JsonlMetrics(run_dir / "metrics.jsonl"))
         if mon.tensorboard:
             sinks.append(TensorBoardSink(run_dir / "tensorboard"))
-        params = cfg.model_dump(mode="json")
+        params = cfg.public_dump()
         if mon.wandb.enabled:
             sinks.append(
                 WandbSink(
@@ -129,14 +138,15 @@ class RunSession:
             run_dir = cfg.resolved_run_dir
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
+                run_dir.chmod(0o700)  # prompts, rewards, weights: the owner's only
             except OSError as exc:
                 raise ConfigError(f"cannot create the run directory {run_dir}: {exc}") from None
-            config = json.dumps(cfg.model_dump(mode="json"), indent=2)
-            (run_dir / "config.json").write_text(config)
+            write_private(run_dir / "config.json", json.dumps(cfg.public_dump(), indent=2))
             reporter = ConsoleReporter(
                 progress=cfg.monitor.progress, sinks=make_sinks(cfg, run_dir)
             )
             storage = SQLiteExperienceStorage(cfg.storage_path)
+            cfg.storage_path.chmod(0o600)
             pipe_cfg = cfg.buffer.experience_pipeline
             pipeline = (
                 ExperiencePipeline(
