@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from reinforge.cli.main import app
 PLUGIN = '''
 import glob
 import os
+import signal
 import time
 
 from reinforge import Workflow
@@ -529,3 +531,32 @@ def test_a_run_whose_every_training_step_is_skipped_fails(tmp_path: Path) -> Non
     assert result.exit_code == 2, result.output
     assert "all 2 training step(s) of this run were skipped" in result.output
     assert "reward_std_filter" in result.output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_an_interrupted_run_saves_says_how_to_resume_and_logs_each_step_once(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    project = _project(tmp_path)
+    metrics = project / "run" / "metrics.jsonl"
+    args = ("--set", "buffer.total_steps=6", "--set", "explorer.eval_interval=null")
+    proc = _start(project, *args)
+    deadline = time.monotonic() + 180
+    while not (metrics.exists() and '"train/loss"' in metrics.read_text()):
+        assert proc.popen.poll() is None, proc.result().stderr[-3000:]
+        assert time.monotonic() < deadline, "no training step was logged"
+        time.sleep(0.05)
+    proc.popen.send_signal(sig)
+    result = _wait_all(proc, limit=120)[0]
+    assert result.returncode == 128 + sig, result.stderr[-3000:]
+    assert "run the same command to resume" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list((project / "run" / "checkpoints").glob("step_*/state.json"))
+    resumed = _ok(_run(project, *args))
+    said = resumed.stdout + resumed.stderr
+    assert "resuming the trainer" in said and "warning: resuming" not in said
+    rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+    explored = [r["step"] for r in rows if "explore/tasks" in r]
+    trained = [r["step"] for r in rows if "train/loss" in r or "train/skipped" in r]
+    assert explored == sorted(set(explored)) == list(range(1, 7))
+    assert trained == sorted(set(trained)) == list(range(1, 7))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -53,6 +55,19 @@ def _load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> Re
     if run_dir is not None:
         cfg.run_dir = str(run_dir)
     return cfg
+
+
+def _sigterm_as_interrupt() -> list[int]:
+    """Handle SIGTERM like Ctrl-C (asyncio then cancels the run, which saves and stops);
+    the returned list holds the number of the signal that stopped the run."""
+    received = [int(signal.SIGINT)]
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        received[0] = signum
+        os.kill(os.getpid(), signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return received
 
 
 def _fail(exc: BaseException) -> typer.Exit:
@@ -118,7 +133,7 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
 
     Re-running on an existing run directory resumes it.
     """
-    from reinforge.launcher.modes import MODES, check_mode
+    from reinforge.launcher.modes import MODES, RunInterrupted, check_mode
     from reinforge.monitor import plot_run
 
     try:
@@ -132,10 +147,15 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
         session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
+    stop_signal = _sigterm_as_interrupt()
     try:
         result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
+    except (RunInterrupted, KeyboardInterrupt) as exc:
+        message = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
+        err.print(f"[bold yellow]{message}[/bold yellow]", highlight=False)
+        raise typer.Exit(code=128 + stop_signal[0]) from None
     finally:
         session.close()
     session.reporter.summary(f"run ({cfg.mode}): {cfg.project}/{cfg.name}", result)

@@ -22,5 +22,12 @@ class Reporter:
     def warn(self, message: str) -> None:
         """Something the user should see, e.g. a failed task."""
 
+    def info(self, message: str) -> None:
+        """Something worth a line that is not a problem, e.g. that a run resumes."""
+
+    def rewind(self, explore_step: int, train_step: int) -> None:
+        """A run resumes: forget metrics of steps it will log again (explore steps after
+        ``explore_step``, train steps after ``train_step``)."""
+
     def finish(self) -> None:
         """The phase is over."""

@@ -100,7 +100,7 @@ def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
             )
         return trainer, 0
     path, state = restored
-    session.reporter.warn(
+    session.reporter.info(
         f"resuming the trainer from {path} (trained steps 1..{state.get('trained_step', 0)})"
     )
     return trainer, int(state.get("trained_step", 0))
@@ -117,6 +117,14 @@ async def _evaluate(session: RunSession, step: int) -> dict[str, float]:
     if not session.cfg.buffer.explorer_input.eval_tasksets:
         return {}
     return await session.explorer.evaluate(step)
+
+
+class RunInterrupted(Exception):
+    """The run was interrupted (Ctrl-C, SIGTERM) after saving what it had done."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__(f"interrupted at step {step}; run the same command to resume")
+        self.step = step
 
 
 class NothingTrainedError(ConfigError):
@@ -156,6 +164,8 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     stored = storage.read_state("explorer")
     if stored:
         cursor.restore(stored)
+        reporter.info(f"resuming at step {cursor.step + 1} (steps 1..{cursor.step} are stored)")
+    reporter.rewind(cursor.step, trained)  # steps logged again from here are logged once
     # (step, trainer version) of the last evaluation and its metrics
     evaluated: tuple[tuple[int, int], dict[str, float]] | None = None
 
@@ -190,16 +200,23 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             reporter.step_done(metrics)
             last = metrics
 
-    train_until(cursor.step - sync.sync_offset)  # catch up on steps stored before a restart
-    while True:
-        out = await explorer.explore_step(cursor)
-        if out is None:
-            break
-        reporter.step_done(out.metrics)
-        train_until(out.step - sync.sync_offset)
-        if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
-            await evaluate(out.step)
-    train_until(cursor.step)
+    try:
+        train_until(cursor.step - sync.sync_offset)  # catch up on steps stored before a restart
+        while True:
+            out = await explorer.explore_step(cursor)
+            if out is None:
+                break
+            reporter.step_done(out.metrics)
+            train_until(out.step - sync.sync_offset)
+            if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
+                await evaluate(out.step)
+        train_until(cursor.step)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C / SIGTERM: the step in flight is abandoned (nothing of it was
+        # stored); what was trained is saved, so the same command resumes here
+        reporter.finish()
+        _save(session, trainer, trained)
+        raise RunInterrupted(trained) from None
     _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"])
     if trainer.model_version != explorer.engine.model_version:
         sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
@@ -233,7 +250,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
             and cursor.step % cfg.synchronizer.sync_interval == 0
             and source.maybe_update(explorer.engine)
         ):
-            session.reporter.warn(f"explorer loaded policy version {explorer.engine.model_version}")
+            session.reporter.info(f"explorer loaded policy version {explorer.engine.model_version}")
         out = await explorer.explore_step(cursor)
         if out is None:
             break

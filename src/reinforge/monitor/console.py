@@ -80,6 +80,15 @@ class ConsoleReporter(Reporter):
             soft_wrap=True,
         )
 
+    def info(self, message: str) -> None:
+        self.console.print(escape(message), markup=False, highlight=False, soft_wrap=True)
+
+    def rewind(self, explore_step: int, train_step: int) -> None:
+        for sink in self.sinks:
+            rewind = getattr(sink, "rewind", None)
+            if rewind is not None:
+                rewind(explore_step, train_step)
+
     def finish(self) -> None:
         if self._progress is not None:
             self._progress.stop()

@@ -52,6 +52,23 @@ class JsonlMetrics:
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)  # one write per line: concurrent appenders do not interleave
 
+    def rewind(self, explore_step: int, train_step: int) -> None:
+        """Drop the rows a resumed run will write again, so each step is logged once:
+        rows after ``explore_step``, and training rows after ``train_step``."""
+        if not self.path.is_file():
+            return
+        keep = [
+            row
+            for row in read_jsonl(self.path)
+            if int(row.get("step", 0)) <= explore_step
+            and not (
+                int(row.get("step", 0)) > train_step and any(k.startswith("train/") for k in row)
+            )
+        ]
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(json.dumps(row) + "\n" for row in keep), encoding="utf-8")
+        tmp.replace(self.path)
+
     def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []

@@ -29,7 +29,16 @@ class TensorBoardSink:
     def __init__(self, log_dir: str | Path) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
-        self.writer = SummaryWriter(log_dir=str(log_dir))
+        self.log_dir = str(log_dir)
+        self.writer = SummaryWriter(log_dir=self.log_dir)
+
+    def rewind(self, explore_step: int, train_step: int) -> None:
+        """Resume: events after ``explore_step`` are purged (TensorBoard keeps one
+        purge point; training rows of steps in between may then appear twice)."""
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer.close()
+        self.writer = SummaryWriter(log_dir=self.log_dir, purge_step=explore_step + 1)
 
     def log(self, metrics: dict[str, Any]) -> None:
         step = int(metrics.get("step", 0))
