@@ -149,3 +149,35 @@ def test_workers_skip_heavy_package_imports_until_asked() -> None:
     lazy = "__import__('reinforge.rewards', fromlist=['REWARD_FUNCTIONS']).REWARD_FUNCTIONS.kind"
     assert call_with_timeout("builtins:eval", (lazy,), timeout=60).value == "reward function"
     shutdown_workers()  # drop the worker that now holds torch
+
+
+CRASHY = """
+import os
+
+def dies_once(marker, answer):
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)  # like a segfault in a checker: no exception, the process is gone
+    return answer == "42"
+
+def always_dies():
+    os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_worker_that_dies_mid_call_is_retried_then_fails_loudly(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reinforge.rewards.worker_pool import RewardWorkerCrashed
+
+    (tmp_path / "crashy_rf.py").write_text(CRASHY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shutdown_workers()  # new workers copy this sys.path
+    try:
+        outcome = call_with_timeout("crashy_rf:dies_once", (str(tmp_path / "m"), "42"), timeout=20)
+        assert outcome.ok and outcome.value is True  # the right answer, not a silent 0
+        with pytest.raises(RewardWorkerCrashed, match=r"crashy_rf:always_dies.*twice.*signal 9"):
+            call_with_timeout("crashy_rf:always_dies", timeout=20)
+        assert call_with_timeout("operator:add", (1, 2), timeout=5).value == 3
+    finally:
+        shutdown_workers()

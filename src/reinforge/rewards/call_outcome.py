@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CallStatus = Literal["ok", "timeout", "error"]
+#: "crashed": the worker process died during the call (retried once by the pool)
+CallStatus = Literal["ok", "timeout", "error", "crashed"]
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,13 @@ def call_with_timeout(
 ) -> CallOutcome:
     """Return ``func(*args, **kwargs)`` as a :class:`CallOutcome`, giving up after ``timeout`` s.
 
-    Never raises for what happens inside the call: an exception becomes an
+    Does not raise for what happens inside the call: an exception becomes an
     ``"error"`` outcome and an overrun a ``"timeout"`` one (the worker that ran it
-    is killed; the next call starts a fresh one). Concurrent callers share up to
-    :func:`set_max_workers` workers and wait for a free one.
+    is killed; the next call starts a fresh one). A call that kills its worker
+    process (a segfault, ``os._exit``, the OOM killer) is run once more on a fresh
+    worker; if that dies too, ``RewardWorkerCrashed`` is raised, so the task fails
+    with the reason instead of a correct answer silently scoring 0. Concurrent
+    callers share up to :func:`set_max_workers` workers and wait for a free one.
     """
     kwargs = kwargs or {}
     if not timeout or timeout <= 0:

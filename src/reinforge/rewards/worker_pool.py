@@ -59,6 +59,17 @@ class WorkerError(RuntimeError):
     """A worker could not be started."""
 
 
+class RewardWorkerCrashed(RuntimeError):
+    """A guarded function killed its worker process (twice): its task fails with this."""
+
+
+def _exit_description(proc: subprocess.Popen[bytes]) -> str:
+    code = proc.returncode
+    if code is not None and code < 0:
+        return f"killed its worker process (signal {-code})"
+    return f"killed its worker process (exit code {code})"
+
+
 class WorkerProcess:
     """One persistent worker interpreter. Not thread-safe: the pool hands it to one caller."""
 
@@ -114,9 +125,9 @@ class WorkerProcess:
             return CallOutcome("timeout", error=f"{request[1]} exceeded {timeout:g} s")
         try:
             status, payload = self._conn.recv()
-        except (EOFError, OSError) as exc:
+        except (EOFError, OSError):
             self.kill()
-            return CallOutcome("error", error=f"timeout worker died during {request[1]}: {exc!r}")
+            return CallOutcome("crashed", error=f"{request[1]} {_exit_description(self._proc)}")
         if status == "ok":
             return CallOutcome("ok", value=payload)
         return CallOutcome("error", error=str(payload))
@@ -168,9 +179,27 @@ class WorkerPool:
         except WorkerError as exc:
             return CallOutcome("error", error=str(exc))
         try:
-            return worker.call(target, args, kwargs, timeout)
+            outcome = worker.call(target, args, kwargs, timeout)
         finally:
             self._release(worker)
+        if outcome.status != "crashed":
+            return outcome
+        # A worker that dies mid-call says nothing about the answer: run it again on a
+        # fresh worker, and if that dies too, fail loudly instead of scoring it 0.
+        logger.warning("reward worker died (%s); retrying on a fresh worker", outcome.error)
+        try:
+            worker = self._acquire()
+        except WorkerError as exc:
+            return CallOutcome("error", error=str(exc))
+        try:
+            outcome = worker.call(target, args, kwargs, timeout)
+        finally:
+            self._release(worker)
+        if outcome.status == "crashed":
+            raise RewardWorkerCrashed(
+                f"reward function {target} killed its worker process twice: {outcome.error}"
+            )
+        return outcome
 
     def _acquire(self) -> WorkerProcess:
         with self._cond:
