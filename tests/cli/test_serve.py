@@ -47,7 +47,7 @@ def test_build_server_from_the_example_config() -> None:
     server = build_server(load_config(MOCK_CONFIG), served_model_name="arith")
     try:
         assert server.model.enable_history is False
-        with TestClient(server.app) as http:
+        with TestClient(server.app, base_url="http://127.0.0.1") as http:
             assert http.get("/v1/models").json()["data"][0]["id"] == "arith"
             body = http.post("/v1/chat/completions", json=CHAT).json()
             assert body["model"] == "arith"
@@ -91,7 +91,7 @@ def test_serve_command_builds_the_app(
     assert result.exit_code == 0, result.output
     assert captured["host"] == "127.0.0.1"
     assert f"http://127.0.0.1:{captured['port']}/v1" in result.output
-    with TestClient(captured["app"]) as http:
+    with TestClient(captured["app"], base_url="http://127.0.0.1") as http:
         assert http.get("/health").status_code == 200
         assert http.post("/v1/chat/completions", json=CHAT).status_code == 401
         ok = http.post(

@@ -404,7 +404,7 @@ def test_unexpected_errors_become_openai_500s() -> None:
             raise RuntimeError("boom")
 
     app = create_app(BrokenService())  # type: ignore[arg-type]
-    with TestClient(app, raise_server_exceptions=False) as http:
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1") as http:
         resp = http.post("/v1/chat/completions", json={"messages": []})
     assert resp.status_code == 500
     assert resp.json()["error"] == {

@@ -310,7 +310,7 @@ def serve(
     except OSError as exc:
         raise _fail(OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")) from None
     try:
-        server = build_server(cfg, api_key=api_key, served_model_name=served_model_name)
+        server = build_server(cfg, api_key=api_key, served_model_name=served_model_name, host=host)
     except BaseException as exc:
         sock.close()
         if isinstance(exc, _USER_ERRORS):

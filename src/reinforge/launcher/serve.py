@@ -35,7 +35,11 @@ class Server:
 
 
 def build_server(
-    cfg: ReinforgeConfig, *, api_key: str | None = None, served_model_name: str | None = None
+    cfg: ReinforgeConfig,
+    *,
+    api_key: str | None = None,
+    served_model_name: str | None = None,
+    host: str | None = "127.0.0.1",
 ) -> Server:
     """Engine + ModelWrapper from ``cfg.model``, and the FastAPI app over them.
 
@@ -53,7 +57,7 @@ def build_server(
             enable_history=False,
             default_max_tokens=spec.max_response_tokens,
         )
-        app = create_app(model.openai_service, api_key=api_key)
+        app = create_app(model.openai_service, api_key=api_key, bind_host=host)
     except BaseException:
         engine.close()
         raise

@@ -10,6 +10,7 @@ engine without either blocking the other.
 from __future__ import annotations
 
 import asyncio
+import math
 from abc import ABC, abstractmethod
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ class SamplingParams:
     def __post_init__(self) -> None:
         if self.n < 1:
             raise ValueError(f"n must be >= 1, got {self.n}")
+        if not (math.isfinite(self.temperature) and math.isfinite(self.top_p)):
+            raise ValueError(
+                f"temperature and top_p must be finite, got {self.temperature}, {self.top_p}"
+            )
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:

@@ -76,7 +76,7 @@ def validate_messages(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(msg, dict):
             raise ValueError(f"messages[{i}] must be a dict, got {type(msg).__name__}")
         role = msg.get("role")
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise ValueError(
                 f"messages[{i}] has unknown role {role!r}; expected one of {sorted(_ROLES)}"
             )
@@ -85,6 +85,13 @@ def validate_messages(messages: Any) -> list[dict[str, Any]]:
             raise ValueError(
                 f"messages[{i}].content must be a string, got {type(content).__name__}"
             )
+        if isinstance(content, list) and not all(isinstance(part, dict) for part in content):
+            raise ValueError(f"messages[{i}].content parts must be objects like {{'type': 'text'}}")
+        calls = msg.get("tool_calls")
+        if calls is not None and (
+            not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls)
+        ):
+            raise ValueError(f"messages[{i}].tool_calls must be a list of tool call objects")
     return list(messages)
 
 

@@ -55,6 +55,7 @@ class _BearerAuth:
 
     Checked before routing, so a caller without the key learns nothing about which
     paths exist; pure ASGI rather than ``@app.middleware`` to stay off the hot path.
+    The scheme is matched case-insensitively (``bearer`` works too), as HTTP says.
     """
 
     def __init__(self, app: Any, expected: bytes) -> None:
@@ -63,8 +64,10 @@ class _BearerAuth:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/v1"):
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not secrets.compare_digest(given, self.expected):
+            scheme, _, given = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not secrets.compare_digest(
+                given.strip(), self.expected
+            ):
                 response = _error(
                     401,
                     "missing or wrong API key: send 'Authorization: Bearer <key>'",
@@ -76,14 +79,95 @@ class _BearerAuth:
         await self.app(scope, receive, send)
 
 
-def create_app(service: OpenAIService, *, api_key: str | None = None) -> FastAPI:
-    """A FastAPI app answering the OpenAI API from ``service``."""
+class _RequestGuard:
+    """ASGI middleware: only requests addressed to this server, of bounded size.
+
+    * ``Host`` must name the server (loopback names, or the bound host): a web page
+      the user visits could otherwise drive a local server through DNS rebinding.
+      No CORS headers are sent, so browsers keep other origins' scripts out.
+    * A body larger than ``max_body_bytes`` is refused with 413, whether it declares
+      its length or streams it in chunks.
+    """
+
+    def __init__(self, app: Any, allowed_hosts: frozenset[str] | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if self.allowed_hosts is not None and name not in self.allowed_hosts:
+            msg = f"Host '{host}' is not this server; use one of {sorted(self.allowed_hosts)}"
+            await _error(400, msg, "invalid_request_error", "host_not_allowed")(
+                scope, receive, send
+            )
+            return
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        seen = 0
+
+        async def counting_receive() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body_bytes:
+                raise _BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, counting_receive, send)
+        except _BodyTooLarge:
+            await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Any, receive: Any, send: Any) -> None:
+        msg = f"request body over {self.max_body_bytes} bytes"
+        await _error(413, msg, "invalid_request_error", "request_too_large")(scope, receive, send)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+#: default limit of a request body (a long multi-turn conversation is well under it)
+MAX_BODY_BYTES = 8 * 1024 * 1024
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def allowed_hosts_for(bind_host: str | None) -> frozenset[str] | None:
+    """Host names a request may carry for a server bound to ``bind_host``; None: any
+    (a server bound to all interfaces is reached under names it cannot know)."""
+    if bind_host in (None, "0.0.0.0", "::", ""):
+        return None
+    return frozenset({*_LOOPBACK_NAMES, bind_host.lower(), f"[{bind_host.lower()}]"})
+
+
+def create_app(
+    service: OpenAIService,
+    *,
+    api_key: str | None = None,
+    bind_host: str | None = DEFAULT_HOST,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """A FastAPI app answering the OpenAI API from ``service``.
+
+    ``bind_host`` sets which ``Host`` headers are accepted (see ``_RequestGuard``)."""
     # no /docs or /openapi.json: the routes are exactly those of the in-process transport
     app = FastAPI(title="reinforge", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
     if api_key:
-        app.add_middleware(_BearerAuth, expected=f"Bearer {api_key}".encode())
+        app.add_middleware(_BearerAuth, expected=api_key.encode())
+    # added last, so it runs first: foreign hosts and huge bodies never reach auth or routes
+    app.add_middleware(
+        _RequestGuard, allowed_hosts=allowed_hosts_for(bind_host), max_body_bytes=max_body_bytes
+    )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -112,6 +196,8 @@ def create_app(service: OpenAIService, *, api_key: str | None = None) -> FastAPI
                 return _error(
                     400, f"the request body is not valid JSON: {exc}", "invalid_request_error"
                 )
+            except RecursionError:
+                return _error(400, "the request body is nested too deeply", "invalid_request_error")
         return _reply(await service.handle_async(endpoint, body))
 
     @app.post("/v1/chat/completions")

@@ -73,6 +73,8 @@ class _Call:
 
 #: most samples one request may ask for (a huge ``n`` would stall a shared engine)
 MAX_N = 128
+#: most samples (prompts x n) one completions request may ask for
+MAX_SAMPLES = 1024
 
 _UNSUPPORTED_NONDEFAULT = {
     "frequency_penalty": 0,
@@ -103,14 +105,14 @@ def _sampling(body: dict[str, Any], *, chat: bool) -> _Call:
             key == "response_format" and value == {"type": "text"}
         ):
             raise APIError(f"'{key}' is not supported by this server", param=key)
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    limit_key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
     kwargs: dict[str, Any] = {
         "n": _number(body, "n", int, 1),
         "temperature": _number(body, "temperature", float, 1.0),
         "top_p": _number(body, "top_p", float, 1.0),
         "top_k": _number(body, "top_k", int, -1),
         "seed": _number(body, "seed", int),
-        "max_tokens": None if max_tokens is None else _number({"m": max_tokens}, "m", int),
+        "max_tokens": _number(body, limit_key, int),
     }
     if not 1 <= kwargs["n"] <= MAX_N:
         raise APIError(f"'n' must be between 1 and {MAX_N}, got {kwargs['n']}", param="n")
@@ -210,6 +212,13 @@ class OpenAIService:
                 raise APIError(
                     "each prompt must be a string or a list of token ids", param="prompt"
                 )
+        n = call.kwargs.get("n", 1)
+        if len(prompts) * n > MAX_SAMPLES:
+            raise APIError(
+                f"{len(prompts)} prompts x n={n} asks for more than {MAX_SAMPLES} samples "
+                "in one request; split it",
+                param="prompt",
+            )
         call.prompts = prompts
         return call
 
