@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -183,14 +184,16 @@ def note(event):
 
 @EXPERIENCE_OPERATORS.register_module("recording_op")
 class RecordingOp(ExperienceOperatorV1):
-    def __init__(self, tag="a", fail=False):
-        self.tag, self.fail = tag, fail
+    def __init__(self, tag="a", fail=False, stop=0):
+        self.tag, self.fail, self.stop = tag, fail, stop
     async def prepare(self):
         note(f"prepare {self.tag}")
     async def process(self, exps):
         note(f"process {self.tag}")
         if self.fail:
             raise RuntimeError("operator exploded")
+        if self.stop:  # like Ctrl-C (2) or a kill (15) while the run works
+            os.kill(os.getpid(), self.stop)
         return exps, {}
     async def close(self):
         note(f"close {self.tag}")
@@ -208,12 +211,13 @@ def with_operators(project: Path, operators: str, on_error: str = "skip") -> Pat
     return project / "ops.yaml"
 
 
-def test_operators_are_prepared_and_closed_once_per_run_in_order(project):
+@pytest.mark.parametrize("command", [["explore"], ["run", "--set", "mode=explore"]])
+def test_operators_are_prepared_and_closed_once_per_run_in_order(project, command):
     cfg = with_operators(
         project, "[{name: recording_op, args: {tag: a}}, {name: recording_op, args: {tag: b}}]"
     )
     log = project / "ops.log"
-    run(["explore", "-c", str(cfg), "--set", "buffer.total_steps=2"], project,
+    run([*command, "-c", str(cfg), "--set", "buffer.total_steps=2"], project,
         {"RF_OPERATOR_LOG": str(log)}, check=True)  # fmt: skip
     events = log.read_text().split("\n")[:-1]
     assert events[:2] == ["prepare a", "prepare b"] and events[-2:] == ["close a", "close b"]
@@ -228,6 +232,24 @@ def test_an_operator_error_with_on_error_raise_is_a_message_and_still_closes(pro
     assert "Traceback" not in proc.stderr and "recording_op" in proc.stderr
     assert "exploded" in proc.stderr
     assert log.read_text().split("\n")[:-1] == ["prepare a", "process a", "close a"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+@pytest.mark.parametrize("command", [["explore"], ["run", "--set", "mode=explore"]])
+def test_an_interrupted_explore_closes_the_operators_and_exits_128_plus_signal(
+    project, command, sig
+):
+    ops = f"[{{name: recording_op, args: {{tag: a, stop: {int(sig)}}}}}, {{name: recording_op, args: {{tag: b}}}}]"
+    cfg = with_operators(project, ops)
+    log = project / "ops.log"
+    proc = run([*command, "-c", str(cfg)], project, {"RF_OPERATOR_LOG": str(log)})
+    assert proc.returncode == 128 + sig, proc.stderr
+    assert "Traceback" not in proc.stderr and "interrupted" in proc.stderr
+    if command[0] == "run":  # the run mode explore continues after its last stored step
+        assert "run the same command to resume" in one_line(proc.stderr)
+    events = log.read_text().split("\n")[:-1]
+    assert events[:3] == ["prepare a", "prepare b", "process a"]
+    assert events[-2:] == ["close a", "close b"] and events.count("close a") == 1
 
 
 def test_corrupt_buffer_and_unusable_run_dir_are_messages(project):
@@ -264,3 +286,67 @@ def test_secrets_from_the_environment_are_masked_and_the_run_dir_is_private(proj
     assert run_dir.stat().st_mode & 0o777 == 0o700
     for name in ("config.json", "buffer.db"):
         assert (run_dir / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def one_line(text: str) -> str:
+    """``text`` with rich's line wrapping undone."""
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    "rows", ["", '{"q": "1 + 1", "answer": "2"}\n' * 3], ids=["empty", "no-prompt"]
+)
+def test_a_taskset_without_usable_rows_is_one_line_and_exit_2(project, rows):
+    (project / "tasks.jsonl").write_text(rows)
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    for command in (["explore"], ["eval"], ["run", "--set", "mode=explore"]):
+        proc = run([*command, "-c", "cfg.yaml"], project)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "Traceback" not in proc.stderr, command
+        assert "tasks.jsonl" in one_line(proc.stderr), command
+        assert one_line(proc.stderr).count("error:") == 1, command
+
+
+def corrupt_buffer(project: Path) -> Path:
+    """A buffer whose schema page is intact but whose data pages are garbage: it opens,
+    and fails on the first read or write."""
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    run(["explore", "-c", "cfg.yaml", "--set", "buffer.total_steps=2"], project, check=True)
+    db = project / "run" / "buffer.db"
+    data = db.read_bytes()
+    db.write_bytes(data[:4096] + b"\x5a" * (len(data) - 4096))
+    return db
+
+
+def test_a_buffer_corrupt_past_its_header_is_a_message_in_each_command(project):
+    corrupt_buffer(project)
+    for args in (
+        ["explore", "-c", "cfg.yaml"],
+        ["run", "-c", "cfg.yaml", "--set", "mode=explore"],
+        ["export-buffer", "run/buffer.db", "out.jsonl"],
+    ):
+        proc = run(args, project)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr, args
+        said = one_line(proc.stderr)
+        assert "buffer.db is corrupt or unreadable" in said and "move it aside" in said, said
+
+
+def test_a_corrupt_buffer_is_a_message_under_run_too_and_debug_shows_the_traceback(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    (project / "run").mkdir()
+    (project / "run" / "buffer.db").write_bytes(b"not a database" * 100)
+    proc = run(["run", "-c", "cfg.yaml", "--set", "mode=explore"], project)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "buffer.db is not a usable buffer" in one_line(proc.stderr)
+    proc = run(["--debug", "run", "-c", "cfg.yaml", "--set", "mode=explore"], project)
+    assert proc.returncode == 2 and "Traceback" in proc.stderr
+    assert "buffer.db is not a usable buffer" in one_line(proc.stderr)
+
+
+def test_a_config_json_that_cannot_be_written_is_a_message(project):
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    (project / "run" / "config.json").mkdir(parents=True)  # in the way of the file
+    proc = run(["explore", "-c", "cfg.yaml"], project)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "config.json" in one_line(proc.stderr)

@@ -7,11 +7,14 @@ import gc
 import logging
 import os
 import signal
+import traceback
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from sqlalchemy.exc import DatabaseError
 
 from reinforge.buffer import BufferStorageError, SQLiteExperienceStorage, TasksetError
 from reinforge.buffer.pipeline import PipelineError
@@ -39,15 +42,38 @@ RunDirOpt = Annotated[
     Path | None, typer.Option("--run-dir", help="Run directory (overrides run_dir).")
 ]
 
+# Errors that are the user's to fix (config, data, files, disk): one line, exit 2.
+# Every ValueError counts (reinforge's config/taskset/buffer errors derive from it);
+# --debug shows the traceback.
 _USER_ERRORS = (
+    ValueError,
+    PipelineError,
+    ModelNotFoundError,
+    RegistryError,
+    OSError,
+    DatabaseError,
+)
+# errors whose message says what to fix by itself (others get their type and a hint)
+_SELF_EXPLAINED = (
     ConfigError,
     TasksetError,
     BufferStorageError,
     PipelineError,
     ModelNotFoundError,
     RegistryError,
-    FileNotFoundError,
+    OSError,
 )
+_debug = False
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of errors reported in one line.")
+    ] = False,
+) -> None:
+    global _debug
+    _debug = debug
 
 
 def _load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> ReinforgeConfig:
@@ -70,9 +96,32 @@ def _sigterm_as_interrupt() -> list[int]:
     return received
 
 
-def _fail(exc: BaseException) -> typer.Exit:
-    err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+def _describe(exc: BaseException, buffer: Path | None = None) -> str:
+    """One line for an error: reinforge's own say what to fix; others get a hint."""
+    if isinstance(exc, DatabaseError):
+        name = f"the buffer {buffer}" if buffer is not None else "the buffer database"
+        return (
+            f"{name} is corrupt or unreadable ({exc.orig}); move it aside (or delete it) "
+            "to start a new buffer, or point buffer.storage.path elsewhere"
+        )
+    if isinstance(exc, _SELF_EXPLAINED):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"
+
+
+def _fail(exc: BaseException, buffer: Path | None = None) -> typer.Exit:
+    """Report ``exc`` in one line (``buffer``: the run's buffer file, named if it is
+    the database that failed); the caller raises the returned exit (code 2)."""
+    if _debug:
+        traceback.print_exception(exc)
+    err.print(f"[bold red]error:[/bold red] {escape(_describe(exc, buffer))}", highlight=False)
     return typer.Exit(code=2)
+
+
+def _interrupted(message: str, signum: int) -> typer.Exit:
+    """Ctrl-C / SIGTERM: say where the run stopped; exit 128 + the signal's number."""
+    err.print(f"[bold yellow]{escape(message)}[/bold yellow]", highlight=False)
+    return typer.Exit(code=128 + signum)
 
 
 @app.command()
@@ -84,10 +133,14 @@ def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
+    stop_signal = _sigterm_as_interrupt()
     try:
         summary = asyncio.run(session.run(session.explorer.explore))
     except _USER_ERRORS as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, cfg.storage_path) from None
+    except KeyboardInterrupt:
+        stored = f"interrupted; the steps finished before are stored in {cfg.storage_path}"
+        raise _interrupted(stored, stop_signal[0]) from None
     finally:
         session.close()
     rows: dict[str, object] = {
@@ -115,10 +168,13 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
+    stop_signal = _sigterm_as_interrupt()
     try:
         metrics = asyncio.run(session.run(session.explorer.evaluate))
     except _USER_ERRORS as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, cfg.storage_path) from None
+    except KeyboardInterrupt:
+        raise _interrupted("interrupted", stop_signal[0]) from None
     finally:
         session.close()
     reporter.summary(f"eval: {cfg.project}/{cfg.name}", metrics)
@@ -151,11 +207,10 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
     try:
         result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
     except _USER_ERRORS as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, cfg.storage_path) from None
     except (RunInterrupted, KeyboardInterrupt) as exc:
-        message = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
-        err.print(f"[bold yellow]{message}[/bold yellow]", highlight=False)
-        raise typer.Exit(code=128 + stop_signal[0]) from None
+        said = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
+        raise _interrupted(said, stop_signal[0]) from None
     finally:
         session.close()
     session.reporter.summary(f"run ({cfg.mode}): {cfg.project}/{cfg.name}", result)
@@ -214,7 +269,7 @@ def export(
             cache_dir = run_cfg["model"].get("cache_dir")
             model = model or run_cfg["model"]["model_path"]
         out = export_model(checkpoints[-1], resolve_model_path(model, cache_dir), output)
-    except (*_USER_ERRORS, ValueError, OSError) as exc:
+    except _USER_ERRORS as exc:
         raise _fail(exc) from None
     typer.echo(f"exported {checkpoints[-1].name} to {out}")
 
@@ -229,12 +284,12 @@ def export_buffer(
         raise _fail(FileNotFoundError(f"buffer file '{buffer}' does not exist"))
     try:
         storage = SQLiteExperienceStorage(buffer)
-    except BufferStorageError as exc:
+    except _USER_ERRORS as exc:
         raise _fail(exc) from None
     try:
         n = storage.export_jsonl(output)
-    except OSError as exc:
-        raise _fail(exc) from None
+    except _USER_ERRORS as exc:
+        raise _fail(exc, buffer) from None
     finally:
         storage.close()
     typer.echo(f"wrote {n} experiences to {output}")
@@ -260,7 +315,7 @@ def check_template_cmd(
     try:
         tokenizer = load_tokenizer(model)
         template = chat_template.read_text() if chat_template is not None else None
-    except (*_USER_ERRORS, OSError) as exc:
+    except _USER_ERRORS as exc:
         raise _fail(exc) from None
     report = check_template(tokenizer, template)
     typer.echo(report.summary())

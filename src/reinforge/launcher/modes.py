@@ -131,17 +131,55 @@ class NothingTrainedError(ConfigError):
     """Every training step of a run was skipped: exiting 0 would hide a broken setup."""
 
 
-def _refuse_if_nothing_trained(cfg: ReinforgeConfig, steps: int, skipped: int) -> None:
+# why a known operator drops experiences, for the message of a run that trained nothing
+_DROP_REASONS = {
+    "reward_std_filter": "every group, as all rewards in each group were equal",
+    "invalid_reward_filter": "every experience, as none had a finite reward",
+    "reward_filter": "every experience, as no reward reached its threshold",
+}
+
+
+class ExploredTotals:
+    """Sums of the explore step metrics of one invocation, to say why nothing trained."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    def add(self, metrics: dict[str, Any]) -> None:
+        for key, value in metrics.items():
+            if key != "step" and isinstance(value, int | float):
+                self.totals[key] = self.totals.get(key, 0.0) + float(value)
+
+    def cause(self, operators: list[str]) -> str:
+        """The most specific reason the metrics give for no experience being kept."""
+        get = self.totals.get
+        tasks, failed = int(get("explore/tasks", 0)), int(get("explore/failed_tasks", 0))
+        if tasks and failed == tasks:
+            return f"every task failed ({failed} of {tasks}; see the warnings above)"
+        if tasks and not get("explore/experiences", 0):
+            return f"the workflows returned no experience for any of the {tasks} tasks"
+        droppers = [name for name in operators if get(f"{name}/dropped", 0) > 0]
+        if droppers and not get("explore/stored", 0):
+            return "; ".join(
+                f"{name} dropped {_DROP_REASONS.get(name, 'every experience it got')}"
+                for name in droppers
+            )
+        listed = ", ".join(operators) or "no operators"
+        return (
+            f"no step kept an experience to train on (experience pipeline: {listed}; "
+            "e.g. reward_std_filter drops every group whose rewards are all equal)"
+        )
+
+
+def _refuse_if_nothing_trained(
+    cfg: ReinforgeConfig, steps: int, skipped: int, explored: ExploredTotals
+) -> None:
     if steps == 0 or skipped < steps:
         return
     operators = [op.name for op in cfg.buffer.experience_pipeline.operators]
     raise NothingTrainedError(
-        f"all {steps} training step(s) of this run were skipped: no step kept an experience "
-        f"to train on. The experience pipeline ({', '.join(operators) or 'no operators'}) "
-        "dropped them all, or every task failed; e.g. reward_std_filter drops every group "
-        "whose rewards are all equal (the model always or never solves the task), and "
-        "invalid_reward_filter drops experiences without a finite reward. See the "
-        "explore/stored and failed_tasks metrics."
+        f"all {steps} training steps of this run were skipped: {explored.cause(operators)}. "
+        "See the explore/* metrics in the run's metrics.jsonl."
     )
 
 
@@ -179,6 +217,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         await evaluate(0)
     last: dict[str, Any] = {}
     outcome = {"trained": 0, "skipped": 0}  # steps of this invocation
+    explored = ExploredTotals()
 
     def train_until(limit: int) -> None:
         nonlocal trained, last
@@ -207,6 +246,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             if out is None:
                 break
             reporter.step_done(out.metrics)
+            explored.add(out.metrics)
             train_until(out.step - sync.sync_offset)
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
                 await evaluate(out.step)
@@ -217,7 +257,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         reporter.finish()
         _save(session, trainer, trained)
         raise RunInterrupted(trained) from None
-    _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"])
+    _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"], explored)
     if trainer.model_version != explorer.engine.model_version:
         sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
     _save(session, trainer, trained)
@@ -242,21 +282,28 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     if stored:
         cursor.restore(stored)
     session.storage.write([], {EXPLORER_DONE: None})  # running (again): not done
-    if cfg.explorer.eval_on_start and cursor.step == 0:
-        await _evaluate(session, 0)
-    while True:
-        if (
-            source is not None
-            and cursor.step % cfg.synchronizer.sync_interval == 0
-            and source.maybe_update(explorer.engine)
-        ):
-            session.reporter.info(f"explorer loaded policy version {explorer.engine.model_version}")
-        out = await explorer.explore_step(cursor)
-        if out is None:
-            break
-        session.reporter.step_done(out.metrics)
-        if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
-            await _evaluate(session, out.step)
+    try:
+        if cfg.explorer.eval_on_start and cursor.step == 0:
+            await _evaluate(session, 0)
+        while True:
+            if (
+                source is not None
+                and cursor.step % cfg.synchronizer.sync_interval == 0
+                and source.maybe_update(explorer.engine)
+            ):
+                version = explorer.engine.model_version
+                session.reporter.info(f"explorer loaded policy version {version}")
+            out = await explorer.explore_step(cursor)
+            if out is None:
+                break
+            session.reporter.step_done(out.metrics)
+            if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
+                await _evaluate(session, out.step)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # each step is stored with the cursor in one transaction: the step in
+        # flight is abandoned, the same command continues after the last stored one
+        session.reporter.finish()
+        raise RunInterrupted(cursor.step) from None
     session.storage.write([], {EXPLORER_DONE: {"step": cursor.step, "time": time.time()}})
     session.reporter.finish()
     return {"steps": cursor.step}
@@ -307,26 +354,31 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
     planned = _planned_steps(session)
     trainer, trained = _make_trainer(session)
     last: dict[str, Any] = {}
-    while True:
-        stored = session.storage.read_state("explorer") or {}
-        available = int(stored.get("step", 0))
-        if trained < available:
-            step = trained + 1
-            last = {"step": step, **_train_on(session, trainer, step)}
-            trained = step
-            every = min(
-                cfg.synchronizer.sync_interval,
-                cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval,
-            )
-            if trained % every == 0:
-                _save(session, trainer, trained)
-            session.reporter.step_done(last)
-            continue
-        if trained >= planned or _explorer_finished(
-            session.storage.read_state(EXPLORER_DONE), available, started
-        ):
-            break
-        await asyncio.sleep(poll_seconds)
+    try:
+        while True:
+            stored = session.storage.read_state("explorer") or {}
+            available = int(stored.get("step", 0))
+            if trained < available:
+                step = trained + 1
+                last = {"step": step, **_train_on(session, trainer, step)}
+                trained = step
+                every = min(
+                    cfg.synchronizer.sync_interval,
+                    cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval,
+                )
+                if trained % every == 0:
+                    _save(session, trainer, trained)
+                session.reporter.step_done(last)
+                continue
+            if trained >= planned or _explorer_finished(
+                session.storage.read_state(EXPLORER_DONE), available, started
+            ):
+                break
+            await asyncio.sleep(poll_seconds)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        session.reporter.finish()
+        _save(session, trainer, trained)  # the step in flight is trained again on resume
+        raise RunInterrupted(trained) from None
     _save(session, trainer, trained)
     session.reporter.finish()
     return {**last, "steps": trained}
