@@ -15,7 +15,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
 from reinforge.config.schema import ReinforgeConfig
-from reinforge.config.secrets import env_paths
+from reinforge.config.secrets import secret_paths
 
 
 class ConfigError(ValueError):
@@ -74,6 +74,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Reinfor
                 raise ConfigError(f"override '{override}' must look like key.path=value")
             OmegaConf.update(conf, key.strip(), yaml.safe_load(value), merge=True)
         data = OmegaConf.to_container(conf, resolve=True)
+        unresolved = OmegaConf.to_container(conf, resolve=False)  # where secrets come from
     except (OmegaConfBaseException, TypeError, ValueError, IndexError) as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -81,5 +82,5 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Reinfor
         where = f"{key}: " if key else ""
         raise ConfigError(f"{path}: {where}{str(exc).splitlines()[0]}") from None
     cfg = config_from_dict(data, str(path), str(path.parent.resolve()))
-    cfg.secret_paths = env_paths(raw)
+    cfg.secret_paths = secret_paths(unresolved)
     return cfg

@@ -1,8 +1,11 @@
 """Keep secrets out of what a run writes down (``config.json``, W&B, MLflow).
 
-Two kinds of values are masked: every value that came from the environment
-(``${oc.env:VAR}`` in the YAML, where API keys belong), and every value under a
-key named like a credential (``api_key``, ``token``, ``secret``, ``password``).
+Three kinds of values are masked: every value that came from the environment
+(``${oc.env:VAR}`` in the YAML or in a ``--set`` override, where API keys belong),
+every value interpolated from such a value (``${model.openai.api_key}``), and every
+string under a key named like a credential (``api_key``, ``secret_key``, ``hf_token``,
+``password``, ``Authorization``, ...). Names such as ``prompt_key``, ``max_tokens``
+or ``pad_token`` are not credentials and are kept.
 """
 
 from __future__ import annotations
@@ -11,18 +14,90 @@ import re
 from typing import Any
 
 MASK = "***"
-_CREDENTIAL = re.compile(r"(^|_)(api_?key|access_?key|token|secret|password|passwd)$", re.I)
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# a word that makes any key a credential
+_SECRET_WORDS = {
+    "apikey",
+    "auth",
+    "authorization",
+    "cookie",
+    "credential",
+    "credentials",
+    "passphrase",
+    "passwd",
+    "password",
+    "pwd",
+    "secret",
+    "secrets",
+}
+# "<word>_key" is a credential for these words (prompt_key, response_key are not)
+_KEY_OWNERS = {"api", "access", "private", "secret", "signing", "encryption", "client", "ssh"}
+# "<word>_token" names a vocabulary token, not a credential
+_VOCAB_TOKENS = {"pad", "eos", "bos", "unk", "sep", "cls", "mask", "stop", "start", "end"}
+_INTERPOLATION = re.compile(r"\$\{([^${}]*)\}")
 
 
-def env_paths(raw: Any, prefix: tuple[str, ...] = ()) -> list[str]:
-    """Dotted paths of the values in a raw (unresolved) config that read the environment."""
+def is_credential_name(key: str) -> bool:
+    """Whether a config key names a credential (``api_key``, ``hfToken``, ``password``)."""
+    words = [w.lower() for w in _WORDS.findall(str(key))]
+    if not words:
+        return False
+    if _SECRET_WORDS & set(words):
+        return True
+    last, before = words[-1], words[-2] if len(words) > 1 else None
+    if last in ("key", "token"):
+        if before is None:
+            return True
+        return before in _KEY_OWNERS if last == "key" else before not in _VOCAB_TOKENS
+    return False
+
+
+def _leaves(raw: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
     if isinstance(raw, dict):
-        return [p for k, v in raw.items() for p in env_paths(v, (*prefix, str(k)))]
+        return [leaf for k, v in raw.items() for leaf in _leaves(v, (*prefix, str(k)))]
     if isinstance(raw, list):
-        return [p for i, v in enumerate(raw) for p in env_paths(v, (*prefix, str(i)))]
-    if isinstance(raw, str) and "${oc.env:" in raw:
-        return [".".join(prefix)]
-    return []
+        return [leaf for i, v in enumerate(raw) for leaf in _leaves(v, (*prefix, str(i)))]
+    return [(prefix, raw)]
+
+
+def _referenced(path: tuple[str, ...], reference: str) -> str | None:
+    """The dotted path an interpolation ``${reference}`` at ``path`` reads, or None for
+    a resolver call (``${oc.env:X}`` is handled on its own)."""
+    reference = reference.strip()
+    if ":" in reference or not reference:
+        return None
+    dots = len(reference) - len(reference.lstrip("."))
+    if not dots:
+        return reference
+    base = path[: max(len(path) - dots, 0)]  # ".x" is a sibling, "..x" an uncle
+    return ".".join((*base, reference[dots:]))
+
+
+def secret_paths(raw: Any) -> list[str]:
+    """Dotted paths of the values of a raw (unresolved) config that hold secrets:
+    read from the environment, or interpolated from a secret or a credential-named key."""
+    leaves = [(path, value) for path, value in _leaves(raw) if isinstance(value, str)]
+    secret = {
+        ".".join(path)
+        for path, value in leaves
+        if "${oc.env:" in value or (path and is_credential_name(path[-1]) and value)
+    }
+    changed = True
+    while changed:  # follow interpolations until no new secret turns up
+        changed = False
+        for path, value in leaves:
+            dotted = ".".join(path)
+            if dotted in secret:
+                continue
+            for reference in _INTERPOLATION.findall(value):
+                target = _referenced(path, reference)
+                if target is not None and any(
+                    s == target or s.startswith(target + ".") for s in secret
+                ):
+                    secret.add(dotted)
+                    changed = True
+                    break
+    return sorted(secret)
 
 
 def masked(data: Any, secret_paths: list[str] | set[str], prefix: str = "") -> Any:
@@ -32,7 +107,7 @@ def masked(data: Any, secret_paths: list[str] | set[str], prefix: str = "") -> A
         for key, value in data.items():
             path = f"{prefix}.{key}" if prefix else str(key)
             secret = path in secret_paths or (
-                _CREDENTIAL.search(str(key)) and isinstance(value, str) and value
+                is_credential_name(str(key)) and isinstance(value, str) and value
             )
             out[key] = MASK if secret else masked(value, secret_paths, path)
         return out

@@ -35,6 +35,22 @@ def write_private(path: Path, text: str) -> None:
     path.chmod(0o600)
 
 
+def private_buffer(path: Path) -> None:
+    """Make the buffer file (created empty if missing) and its journal files 0600.
+
+    SQLite creates the -wal and -shm files with the mode of the database file, so a
+    database made private before SQLite first opens it keeps all three private.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if file.exists():
+                file.chmod(0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the buffer {path}: {exc}") from None
+
+
 def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
     """The metric sinks the ``monitor`` section enables.
 
@@ -145,8 +161,8 @@ class RunSession:
             reporter = ConsoleReporter(
                 progress=cfg.monitor.progress, sinks=make_sinks(cfg, run_dir)
             )
+            private_buffer(cfg.storage_path)
             storage = SQLiteExperienceStorage(cfg.storage_path)
-            cfg.storage_path.chmod(0o600)
             pipe_cfg = cfg.buffer.experience_pipeline
             pipeline = (
                 ExperiencePipeline(
