@@ -209,3 +209,47 @@ def test_summary_table_shows_brackets_verbatim(capsys: pytest.CaptureFixture[str
     ConsoleReporter(progress=False).summary("run [/x]", {"buffer": "/data/[/run]", "loss": 0.5})
     out = capsys.readouterr().out
     assert "run [/x]" in out and "/data/[/run]" in out and "0.5" in out
+
+
+def _resumed_run(run_dir: Path) -> None:
+    """Steps 1..4 explored and trained, then a kill; the newest checkpoint holds step 2.
+    The resumed run trains steps 3 and 4 again (new values), then explores and trains 5."""
+    from reinforge.monitor import ConsoleReporter
+
+    def sinks() -> list:
+        return [JsonlMetrics(run_dir / "metrics.jsonl"), TensorBoardSink(run_dir / "tb")]
+
+    first = ConsoleReporter(progress=False, sinks=sinks())
+    for step in range(1, 5):
+        first.step_done({"step": step, "explore/reward_mean": float(step)})
+        first.step_done({"step": step, "train/loss": 1.0})
+    first.close()
+    resumed = ConsoleReporter(progress=False, sinks=sinks())
+    resumed.rewind(4, 2)
+    for step in (3, 4):
+        resumed.step_done({"step": step, "train/loss": 2.0})
+    resumed.step_done({"step": 5, "explore/reward_mean": 5.0})
+    resumed.step_done({"step": 5, "train/loss": 2.0})
+    resumed.close()
+
+
+def test_a_resumed_run_logs_each_step_once_in_jsonl_and_tensorboard(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _resumed_run(tmp_path)
+    rows = JsonlMetrics(tmp_path / "metrics.jsonl").read()
+    assert [r["step"] for r in rows if "explore/reward_mean" in r] == [1, 2, 3, 4, 5]
+    train = [(r["step"], r["train/loss"]) for r in rows if "train/loss" in r]
+    assert train == [(1, 1.0), (2, 1.0), (3, 2.0), (4, 2.0), (5, 2.0)]
+    acc = EventAccumulator(str(tmp_path / "tb"))
+    acc.Reload()
+    loss = [(e.step, e.value) for e in acc.Scalars("train/loss")]
+    assert loss == [(1, 1.0), (2, 1.0), (3, 2.0), (4, 2.0), (5, 2.0)]
+    reward = [(e.step, e.value) for e in acc.Scalars("explore/reward_mean")]
+    assert reward == [(1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0), (5, 5.0)]
+    assert "time" not in acc.Tags()["scalars"]  # replayed rows carry no JSONL bookkeeping
+
+
+def test_metrics_jsonl_is_private(tmp_path: Path) -> None:
+    _resumed_run(tmp_path)  # created, then rewritten by the rewind
+    assert (tmp_path / "metrics.jsonl").stat().st_mode & 0o777 == 0o600

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from reinforge.explorer import Reporter, TaskResult
 from reinforge.monitor.jsonl import JsonlMetrics
-from reinforge.monitor.sinks import MetricSink
+from reinforge.monitor.sinks import MetricSink, TensorBoardSink
 
 _SHOWN = ("reward_mean", "accuracy", "failed_tasks", "response_length", "loss")
 
@@ -84,10 +84,15 @@ class ConsoleReporter(Reporter):
         self.console.print(escape(message), markup=False, highlight=False, soft_wrap=True)
 
     def rewind(self, explore_step: int, train_step: int) -> None:
+        kept: list[dict[str, Any]] | None = None
         for sink in self.sinks:
-            rewind = getattr(sink, "rewind", None)
-            if rewind is not None:
-                rewind(explore_step, train_step)
+            if isinstance(sink, JsonlMetrics):
+                kept = sink.rewind(explore_step, train_step)
+        for sink in self.sinks:
+            if isinstance(sink, TensorBoardSink):  # replays what JSONL kept, if it is on
+                sink.rewind(explore_step, train_step, kept)
+            elif not isinstance(sink, JsonlMetrics) and hasattr(sink, "rewind"):
+                sink.rewind(explore_step, train_step)
 
     def finish(self) -> None:
         if self._progress is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,18 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _private(path: Path) -> None:
+    """Create ``path`` if missing; either way only its owner may read it (0600):
+    metrics carry prompts' statistics and run names, the run dir is the owner's."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    path.chmod(0o600)
+
+
 class JsonlMetrics:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private(self.path)
         self._end_torn_line()
 
     def _end_torn_line(self) -> None:
@@ -52,11 +61,12 @@ class JsonlMetrics:
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)  # one write per line: concurrent appenders do not interleave
 
-    def rewind(self, explore_step: int, train_step: int) -> None:
+    def rewind(self, explore_step: int, train_step: int) -> list[dict[str, Any]]:
         """Drop the rows a resumed run will write again, so each step is logged once:
-        rows after ``explore_step``, and training rows after ``train_step``."""
+        rows after ``explore_step``, and training rows after ``train_step``. Returns
+        the rows kept (other sinks replay some of them, see ``TensorBoardSink``)."""
         if not self.path.is_file():
-            return
+            return []
         keep = [
             row
             for row in read_jsonl(self.path)
@@ -66,8 +76,11 @@ class JsonlMetrics:
             )
         ]
         tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.unlink(missing_ok=True)
+        _private(tmp)
         tmp.write_text("".join(json.dumps(row) + "\n" for row in keep), encoding="utf-8")
         tmp.replace(self.path)
+        return keep
 
     def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():

@@ -32,13 +32,25 @@ class TensorBoardSink:
         self.log_dir = str(log_dir)
         self.writer = SummaryWriter(log_dir=self.log_dir)
 
-    def rewind(self, explore_step: int, train_step: int) -> None:
-        """Resume: events after ``explore_step`` are purged (TensorBoard keeps one
-        purge point; training rows of steps in between may then appear twice)."""
+    def rewind(
+        self, explore_step: int, train_step: int, kept: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Resume: purge the events a resumed run logs again, so each step is logged once.
+
+        TensorBoard purges every tag from one step on, so with ``kept`` (the rows the
+        JSONL file keeps) events from the earlier of the two steps on are purged and
+        the kept rows after it (explore and eval rows) are written again. Without it,
+        events after ``explore_step`` are purged (training rows of the steps in between
+        may then appear twice).
+        """
         from torch.utils.tensorboard import SummaryWriter
 
+        start = (min(explore_step, train_step) if kept is not None else explore_step) + 1
         self.writer.close()
-        self.writer = SummaryWriter(log_dir=self.log_dir, purge_step=explore_step + 1)
+        self.writer = SummaryWriter(log_dir=self.log_dir, purge_step=start)
+        for row in kept or []:
+            if int(row.get("step", 0)) >= start:
+                self.log({k: v for k, v in row.items() if k != "time"})
 
     def log(self, metrics: dict[str, Any]) -> None:
         step = int(metrics.get("step", 0))
