@@ -24,6 +24,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from reinforge.cli.main import app
+from reinforge.monitor.jsonl import read_jsonl
 
 PLUGIN = '''
 import glob
@@ -562,3 +563,28 @@ def test_an_interrupted_run_saves_says_how_to_resume_and_logs_each_step_once(
     trained = [r["step"] for r in rows if "train/loss" in r or "train/skipped" in r]
     assert explored == sorted(set(explored)) == list(range(1, 7))
     assert trained == sorted(set(trained)) == list(range(1, 7))
+
+
+def test_an_interrupted_train_process_saves_what_it_trained(tmp_path: Path) -> None:
+    """Mode train waits for steps an explore process stores; SIGTERM while it waits
+    (nothing saved yet: no save or sync interval reached) saves a checkpoint of the
+    steps trained and says how to resume."""
+    project = _project(tmp_path)
+    metrics = project / "run" / "metrics.jsonl"
+    quiet = ("--set", "explorer.eval_interval=null", "--set", "buffer.total_steps=2")
+    _ok(_run(project, *quiet, "--set", "mode=explore"))
+    proc = _start(
+        project, "--set", "mode=train", "--set", "buffer.total_steps=4",
+        "--set", "checkpoint.save_interval=100", "--set", "synchronizer.sync_interval=100",
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not (metrics.exists() and _train_steps(read_jsonl(metrics)) == [1, 2]):
+        assert proc.popen.poll() is None, proc.result().stderr[-3000:]
+        assert time.monotonic() < deadline, "steps 1 and 2 were not trained"
+        time.sleep(0.05)
+    proc.popen.send_signal(signal.SIGTERM)
+    result = _wait_all(proc, limit=120)[0]
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
+    assert "interrupted at step 2; run the same command to resume" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _state(project / "run" / "checkpoints" / "step_2")["trained_step"] == 2
