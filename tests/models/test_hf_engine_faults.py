@@ -108,6 +108,7 @@ def test_a_cancelled_request_stops_being_decoded(engine: HFEngine) -> None:
     steps = engine.stats["decode_steps"]
     assert steps < 1500
     assert len(engine.submit([1, 2], SamplingParams(max_tokens=2)).result(30)[0].token_ids) == 2
+    assert engine._thread.is_alive()
 
 
 @WORKFLOWS.register_module("test_samples_too_long", force=True)
@@ -135,3 +136,63 @@ def test_a_timed_out_task_cancels_its_engine_requests(engine: HFEngine, workflow
         runner.close()
     assert result.status == TIMEOUT
     wait_for(lambda: engine.stats["cancelled_rows"] >= 1 and not engine._rows)
+
+
+def test_a_score_cancelled_during_its_forward_does_not_kill_the_engine(
+    engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forward = engine.model.forward
+    held: list = []
+
+    def cancel_while_running(*args, **kwargs):
+        if held and not held[0].done():
+            held[0].cancel()  # the caller gives up while the engine is scoring
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(engine.model, "forward", cancel_while_running)
+    gate = engine.submit([1, 2, 3], LONG)  # keeps the worker busy while the score is queued
+    wait_for(lambda: engine.stats["decode_steps"] > 1)
+    held.append(engine.submit_score([1, 2, 3, 4]))
+    wait_for(lambda: held[0].cancelled())
+    gate.cancel()
+    assert len(engine.submit([1, 2], SamplingParams(max_tokens=2)).result(30)[0].token_ids) == 2
+    assert engine._thread.is_alive()
+
+
+def test_a_failure_while_joining_the_batch_fails_every_row_and_the_engine_goes_on(
+    engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running = engine.submit([1, 2, 3], LONG)
+    wait_for(lambda: engine.stats["decode_steps"] > 1)
+    merge = engine._merge
+    state = {"failed": False}
+
+    def broken_once(*args, **kwargs):
+        if not state["failed"]:
+            state["failed"] = True
+            raise RuntimeError("injected merge fault")
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_merge", broken_once)
+    joining = engine.submit([4, 5], LONG)
+    for fut in (joining, running):
+        with pytest.raises(RuntimeError, match="injected merge fault"):
+            fut.result(30)
+    assert len(engine.submit([1, 2], SamplingParams(max_tokens=2)).result(30)[0].token_ids) == 2
+
+
+def test_a_client_that_disconnects_cancels_its_engine_request(engine: HFEngine) -> None:
+    with ServerThread(create_app(ModelWrapper(engine).openai_service)) as server:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                server.url + "/v1/completions",
+                json={"model": "m", "prompt": [1, 2, 3], "max_tokens": 1500},
+                timeout=httpx.Timeout(30, read=0.5),
+            )
+        wait_for(lambda: engine.stats["cancelled_rows"] >= 1 and not engine._rows)
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            ok = http.post(
+                "/v1/completions", json={"model": "m", "prompt": [1, 2], "max_tokens": 2}
+            )
+        assert ok.status_code == 200
+    assert engine._thread.is_alive()

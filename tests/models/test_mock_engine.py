@@ -110,3 +110,13 @@ def test_async_and_weight_updates() -> None:
     engine.update_weights({}, version=5)
     assert engine.model_version == 5
     assert engine.requests == 1
+
+
+@pytest.mark.parametrize("bad", [[500], [-1], [5, "a"], [5, True], [5, 2.0]])
+def test_ids_outside_the_vocabulary_fail_the_future_like_the_hf_engine(bad: list) -> None:
+    engine = MockEngine(replies=["ok"])
+    with pytest.raises(ValueError, match=r"outside the vocabulary.*0\.\.258"):
+        engine.submit(bad, SamplingParams()).result()
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        engine.submit_score(bad).result()
+    assert engine.generate(TOK.encode("q"), SamplingParams())[0].finish_reason == "stop"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +70,21 @@ class Completion:
 
 
 class InferenceEngine(ABC):
-    """Token-level generation backend (embedded HF model, mock, remote server...)."""
+    """Token-level generation backend (embedded HF model, mock, remote server...).
+
+    Contract on the futures an engine returns:
+
+    * Bad input fails the request's own future (e.g. a ``ValueError`` for token ids
+      outside the vocabulary, see ``check_token_ids``); it never reaches a batched
+      step, where it would fail the requests sharing that step.
+    * Whatever a batched step raises fails exactly the requests that step held;
+      the engine goes on serving new requests.
+    * A caller may give up on a request with ``future.cancel()`` (an engine never
+      marks its futures running, so cancelling works until the result is set). The
+      engine then drops the request at its next step, freeing its batch row and
+      KV cache, and never calls ``set_result``/``set_exception`` on a cancelled
+      future (that would raise ``InvalidStateError`` in the engine's thread).
+    """
 
     #: tokenizer adapter (see ``reinforge.models.tokenizer``)
     tokenizer: Any
@@ -119,6 +134,23 @@ class InferenceEngine(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def check_token_ids(ids: Sequence[Any], vocab_size: int | None) -> None:
+    """Raise ``ValueError`` naming the first id that is not an int in ``0..vocab_size-1``
+    (bools and floats included; ``vocab_size`` None: only the type and sign are checked)."""
+    for t in ids:
+        if (
+            not isinstance(t, int)
+            or isinstance(t, bool)
+            or t < 0
+            or (vocab_size is not None and t >= vocab_size)
+        ):
+            allowed = f"0..{vocab_size - 1}" if vocab_size is not None else "non-negative"
+            raise ValueError(
+                f"token id {t!r} is outside the vocabulary (ids must be ints in {allowed}; "
+                f"vocabulary size {vocab_size})"
+            )
 
 
 def done_future(value: Any) -> Future:

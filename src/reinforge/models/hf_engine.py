@@ -50,7 +50,12 @@ from typing import Any
 
 import torch
 
-from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
+from reinforge.models.engine import (
+    Completion,
+    InferenceEngine,
+    SamplingParams,
+    check_token_ids,
+)
 from reinforge.models.sampling import sample_batch
 from reinforge.models.tokenizer import HFChatTokenizer
 
@@ -361,11 +366,7 @@ class HFEngine(InferenceEngine):
     def _check_ids(self, ids: list[int]) -> None:
         """Refuse ids the embedding has no row for: inside a batched step they would fail
         every request sharing the step."""
-        bad = next((t for t in ids if not isinstance(t, int) or not 0 <= t < self._vocab), None)
-        if bad is not None or (ids and isinstance(ids[0], bool)):
-            raise ValueError(
-                f"token id {bad!r} is outside the vocabulary (ids must be ints in 0..{self._vocab - 1})"
-            )
+        check_token_ids(ids, self._vocab)
 
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         fut: Future = Future()
@@ -532,13 +533,16 @@ class HFEngine(InferenceEngine):
         self._updates = []
 
     def _run_score(self, item: _Score) -> None:
+        if item.future.cancelled():
+            return
         try:
             ids = torch.tensor([item.token_ids], device=self.device)
             logits = self.model(input_ids=ids, use_cache=False).logits[0, :-1].float()
             logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
-            item.future.set_result(logp.tolist())
         except Exception as exc:
-            item.future.set_exception(exc)
+            _settle(item.future, exc=exc)
+            return
+        _settle(item.future, logp.tolist())
 
     # ---- batching --------------------------------------------------------------------
 
@@ -558,13 +562,28 @@ class HFEngine(InferenceEngine):
         if not admitted:
             return
         try:
-            self._prefill(admitted)
+            cache, mask, tokens, new_rows = self._prefill(admitted)
         except Exception as exc:  # fail what this prefill held; the running batch goes on
             logger.exception("hf engine prefill failed")
             for req in admitted:
                 _settle(req.future, exc=exc)
+            return
+        try:
+            self._merge(cache, mask, tokens, new_rows)
+            self._retire_finished()
+        except Exception as exc:
+            # the merge rewrites the running batch in place: a failure leaves it
+            # untrustworthy, so the caller fails every row; the admitted requests may
+            # not be rows yet, so fail them here
+            for req in admitted:
+                _settle(req.future, exc=exc)
+            raise
 
-    def _prefill(self, admitted: list[_Request]) -> None:
+    def _prefill(
+        self, admitted: list[_Request]
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, list[_Row]]:
+        """Run the prompts of ``admitted`` and sample their first tokens; the result is
+        merged into the running batch by the caller."""
         self.stats["prefills"] += 1
         if self._rows:
             self.stats["joins"] += 1
@@ -599,8 +618,7 @@ class HFEngine(InferenceEngine):
             cache.batch_select_indices(index)
         logits = out.logits[index, -1]
         tokens = self._sample(logits, new_rows)
-        self._merge(cache, mask[index], tokens, new_rows)
-        self._retire_finished()
+        return cache, mask[index], tokens, new_rows
 
     def _row_seed(self, req: _Request, k: int) -> int:
         if req.params.seed is not None:

@@ -25,7 +25,14 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from reinforge.models.engine import Completion, InferenceEngine, SamplingParams, done_future
+from reinforge.models.engine import (
+    Completion,
+    InferenceEngine,
+    SamplingParams,
+    check_token_ids,
+    done_future,
+    failed_future,
+)
 from reinforge.models.tokenizer import ByteTokenizer
 
 ReplyRules = Callable[[str, int], str] | dict[str, str] | list[str] | None
@@ -39,6 +46,9 @@ def fake_logprob(token_id: int, position: int) -> float:
 
 
 class MockEngine(InferenceEngine):
+    """Answers in ``submit`` itself: its futures are done when returned, so cancelling
+    one is a no-op and no request is ever left running (see ``InferenceEngine``)."""
+
     def __init__(
         self,
         *,
@@ -86,7 +96,15 @@ class MockEngine(InferenceEngine):
             return prompt_text[-200:]
         return self.default_reply
 
+    def _check_ids(self, ids: list[int]) -> None:
+        """Refuse ids outside the tokenizer's vocabulary, as the hf engine does."""
+        check_token_ids(ids, getattr(self.tokenizer, "vocab_size", None))
+
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
+        try:
+            self._check_ids(prompt_ids)
+        except ValueError as exc:
+            return failed_future(exc)
         self.requests += 1
         prompt_text = self.tokenizer.decode(prompt_ids, skip_special_tokens=False)
         # Seeded per prompt (and per request seed), so the same request always
@@ -126,6 +144,10 @@ class MockEngine(InferenceEngine):
         return done_future(out)
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
+        try:
+            self._check_ids(token_ids)
+        except ValueError as exc:
+            return failed_future(exc)
         return done_future([fake_logprob(t, i) for i, t in enumerate(token_ids) if i > 0])
 
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:

@@ -13,11 +13,14 @@ needs ``Authorization: Bearer <key>``; ``/health`` stays open for probes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import secrets
 import socket
 import threading
 import time
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -198,7 +201,10 @@ def create_app(
                 )
             except RecursionError:
                 return _error(400, "the request body is nested too deeply", "invalid_request_error")
-        return _reply(await service.handle_async(endpoint, body))
+        result = await _unless_disconnected(request, service.handle_async(endpoint, body))
+        if result is None:  # nobody is listening any more
+            return Response(status_code=499)
+        return _reply(result)
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
@@ -217,6 +223,32 @@ def create_app(
         return _reply(await service.handle_async("health", None))
 
     return app
+
+
+async def _unless_disconnected(
+    request: Request, work: Coroutine[Any, Any, ServiceResponse]
+) -> ServiceResponse | None:
+    """Run ``work`` until done, or cancel it (None) when the client disconnects first.
+
+    Cancelling the task cancels the engine futures it awaits (``asyncio.wrap_future``
+    passes cancellation on), so the engine stops decoding for a client that is gone.
+    """
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        task.cancel()  # a no-op once done
+    with contextlib.suppress(asyncio.CancelledError):
+        return await task
+    return None
+
+
+async def _disconnected(request: Request) -> None:
+    """Return once the client has gone (the body was read, so only a disconnect is left)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def bind_socket(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
