@@ -350,3 +350,21 @@ def test_a_config_json_that_cannot_be_written_is_a_message(project):
     proc = run(["explore", "-c", "cfg.yaml"], project)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "config.json" in one_line(proc.stderr)
+
+
+def test_commands_give_sigterm_back_to_the_previous_handler(project, monkeypatch):
+    """The command runs in this process: afterwards SIGTERM works as before it ran."""
+    from typer.testing import CliRunner
+
+    from reinforge.cli.main import app
+
+    (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    before = signal.getsignal(signal.SIGTERM)
+    for command in (["explore"], ["eval"], ["run", "--set", "mode=explore"]):
+        result = CliRunner().invoke(
+            app, [*command, "-c", "cfg.yaml", "--set", "buffer.total_steps=1"]
+        )
+        assert result.exit_code == 0, result.output
+        assert signal.getsignal(signal.SIGTERM) is before, command

@@ -8,6 +8,8 @@ import logging
 import os
 import signal
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -83,17 +85,22 @@ def _load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> Re
     return cfg
 
 
-def _sigterm_as_interrupt() -> list[int]:
-    """Handle SIGTERM like Ctrl-C (asyncio then cancels the run, which saves and stops);
-    the returned list holds the number of the signal that stopped the run."""
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """Handle SIGTERM like Ctrl-C (asyncio then cancels the run, which saves and stops)
+    inside the block; the list holds the number of the signal that stopped the run.
+    The previous handler is back afterwards (the command may run inside a test)."""
     received = [int(signal.SIGINT)]
 
     def on_sigterm(signum: int, frame: object) -> None:
         received[0] = signum
         os.kill(os.getpid(), signal.SIGINT)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
-    return received
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _describe(exc: BaseException, buffer: Path | None = None) -> str:
@@ -133,16 +140,16 @@ def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
-    stop_signal = _sigterm_as_interrupt()
-    try:
-        summary = asyncio.run(session.run(session.explorer.explore))
-    except _USER_ERRORS as exc:
-        raise _fail(exc, cfg.storage_path) from None
-    except KeyboardInterrupt:
-        stored = f"interrupted; the steps finished before are stored in {cfg.storage_path}"
-        raise _interrupted(stored, stop_signal[0]) from None
-    finally:
-        session.close()
+    with _sigterm_as_interrupt() as stop_signal:
+        try:
+            summary = asyncio.run(session.run(session.explorer.explore))
+        except _USER_ERRORS as exc:
+            raise _fail(exc, cfg.storage_path) from None
+        except KeyboardInterrupt:
+            stored = f"interrupted; the steps finished before are stored in {cfg.storage_path}"
+            raise _interrupted(stored, stop_signal[0]) from None
+        finally:
+            session.close()
     rows: dict[str, object] = {
         "steps": summary.steps,
         "tasks": summary.tasks,
@@ -168,15 +175,15 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
-    stop_signal = _sigterm_as_interrupt()
-    try:
-        metrics = asyncio.run(session.run(session.explorer.evaluate))
-    except _USER_ERRORS as exc:
-        raise _fail(exc, cfg.storage_path) from None
-    except KeyboardInterrupt:
-        raise _interrupted("interrupted", stop_signal[0]) from None
-    finally:
-        session.close()
+    with _sigterm_as_interrupt() as stop_signal:
+        try:
+            metrics = asyncio.run(session.run(session.explorer.evaluate))
+        except _USER_ERRORS as exc:
+            raise _fail(exc, cfg.storage_path) from None
+        except KeyboardInterrupt:
+            raise _interrupted("interrupted", stop_signal[0]) from None
+        finally:
+            session.close()
     reporter.summary(f"eval: {cfg.project}/{cfg.name}", metrics)
     for key, value in metrics.items():
         if "/mean@" in key:
@@ -203,16 +210,16 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
         session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
-    stop_signal = _sigterm_as_interrupt()
-    try:
-        result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
-    except _USER_ERRORS as exc:
-        raise _fail(exc, cfg.storage_path) from None
-    except (RunInterrupted, KeyboardInterrupt) as exc:
-        said = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
-        raise _interrupted(said, stop_signal[0]) from None
-    finally:
-        session.close()
+    with _sigterm_as_interrupt() as stop_signal:
+        try:
+            result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
+        except _USER_ERRORS as exc:
+            raise _fail(exc, cfg.storage_path) from None
+        except (RunInterrupted, KeyboardInterrupt) as exc:
+            said = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
+            raise _interrupted(said, stop_signal[0]) from None
+        finally:
+            session.close()
     session.reporter.summary(f"run ({cfg.mode}): {cfg.project}/{cfg.name}", result)
     if cfg.monitor.plot and cfg.monitor.jsonl:
         paths = plot_run(session.run_dir)
