@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +270,129 @@ def test_a_save_killed_between_its_renames_leaves_a_checkpoint(
         _save(manager, trainer)
     monkeypatch.setattr(os, "replace", real_replace)
     restarted = CheckpointManager(tmp_path / "ckpt")
-    assert [p.name for p in restarted.list()] == [f"step_{trainer.global_step}"]
+    # the restarted trainer puts the set-aside copy back (list() alone only reads)
     assert _load(restarted, _trainer(tiny_model_path, lora=False)) is not None
+    assert [p.name for p in restarted.list()] == [f"step_{trainer.global_step}"]
     _save(restarted, trainer)  # the next save clears what the killed one left
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == [f"step_{trainer.global_step}"]
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_reader_listing_mid_save_does_not_break_the_save(
+    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer polls list() while the trainer saves: listing must only read, or it
+    puts the set-aside copy back between the trainer's two renames and the save fails."""
+    manager = CheckpointManager(tmp_path / "ckpt")
+    trainer = _trainer(tiny_model_path, lora=False)
+    _save(manager, trainer)
+    real_replace = os.replace
+    seen: list[list[str]] = []
+
+    def reader_polls_between_renames(src, dst):
+        real_replace(src, dst)
+        if Path(dst).name.startswith(".old-"):
+            seen.append([p.name for p in CheckpointManager(tmp_path / "ckpt").list()])
+
+    monkeypatch.setattr(os, "replace", reader_polls_between_renames)
+    assert _save(manager, trainer).name == "step_0"
+    assert seen == [[]]  # the reader saw no step_0 for a moment, and left things alone
+    assert _names(tmp_path / "ckpt") == ["step_0"]
+
+
+def test_a_prune_killed_mid_delete_lists_only_complete_checkpoints(
+    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reinforge.trainer.checkpoint as checkpoint
+
+    manager = CheckpointManager(tmp_path / "ckpt", max_to_keep=1)
+    trainer = _trainer(tiny_model_path, lora=False)
+    trainer.train_step(_experiences())
+    _save(manager, trainer)
+    real_rmtree = shutil.rmtree
+
+    def killed_mid_delete(path, *args, **kwargs):
+        if (Path(path) / "model").is_dir():  # deletes the weights, then the process dies
+            real_rmtree(Path(path) / "model")
+            raise SystemExit("killed")
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(checkpoint.shutil, "rmtree", killed_mid_delete)
+    trainer.train_step(_experiences(1))
+    with pytest.raises(SystemExit):
+        _save(manager, trainer)
+    monkeypatch.setattr(checkpoint.shutil, "rmtree", real_rmtree)
+
+    restarted = CheckpointManager(tmp_path / "ckpt", max_to_keep=1)
+    assert [p.name for p in restarted.list()] == ["step_2"]  # not the half-deleted step_1
+    loaded = _load(restarted, _trainer(tiny_model_path, lora=False))
+    assert loaded is not None and loaded[0].name == "step_2"
+    assert _names(tmp_path / "ckpt") == ["step_2"]  # the trainer's start tidied up
+
+
+@pytest.mark.parametrize("kill_at", ["after_publish", "deleting_the_old_copy"])
+def test_a_resave_killed_after_publishing_keeps_the_new_checkpoint(
+    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill_at: str
+) -> None:
+    import reinforge.trainer.checkpoint as checkpoint
+
+    manager = CheckpointManager(tmp_path / "ckpt")
+    trainer = _trainer(tiny_model_path, lora=False)
+    _save(manager, trainer, marker="first")
+    real_replace, real_rmtree = os.replace, shutil.rmtree
+
+    def killed_after_publish(src, dst):
+        real_replace(src, dst)
+        if Path(dst).name == "step_0":
+            raise SystemExit("killed")
+
+    def killed_deleting_old(path, *args, **kwargs):
+        if Path(path).name.startswith(".old-") and Path(path).exists():
+            (Path(path) / "optim.pt").unlink()
+            raise SystemExit("killed")
+        real_rmtree(path, *args, **kwargs)
+
+    if kill_at == "after_publish":
+        monkeypatch.setattr(os, "replace", killed_after_publish)
+    else:
+        monkeypatch.setattr(checkpoint.shutil, "rmtree", killed_deleting_old)
+    with pytest.raises(SystemExit):
+        _save(manager, trainer, marker="second")
+    monkeypatch.undo()
+
+    restarted = CheckpointManager(tmp_path / "ckpt")
+    loaded = _load(restarted, _trainer(tiny_model_path, lora=False))
+    assert loaded is not None and read_state(loaded[0])["marker"] == "second"
+    assert _names(tmp_path / "ckpt") == ["step_0"]
+
+
+def test_the_trainer_start_deletes_stale_temporary_folders(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path / "ckpt")
+    published = manager.save(1, lambda folder: {})
+    for stale in (".tmp-step_2-999", ".del-step_0-999"):
+        (tmp_path / "ckpt" / stale / "model").mkdir(parents=True)
+    loaded = manager.load_latest(lambda path, state: state)
+    assert loaded is not None and loaded[0] == published
+    assert _names(tmp_path / "ckpt") == ["step_1"]
+
+
+def test_falling_back_to_an_older_checkpoint_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = CheckpointManager(tmp_path / "ckpt")
+    manager.save(1, lambda folder: {})
+    manager.save(2, lambda folder: {})
+
+    def load(path: Path, state: dict[str, Any]) -> int:
+        if path.name == "step_2":
+            raise ValueError("weights do not match the model")
+        return state["step"]
+
+    with caplog.at_level(logging.WARNING, logger="reinforge.trainer.checkpoint"):
+        loaded = manager.load_latest(load)
+    assert loaded is not None and loaded[1] == 1
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("resuming from" in m and "step_1" in m and "step_2" in m for m in messages)

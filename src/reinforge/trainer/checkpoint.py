@@ -2,12 +2,21 @@
 
 A checkpoint is the folder ``RUN_DIR/checkpoints/step_N`` holding ``model/`` (a HF
 model directory for a full fine-tune, a peft adapter for LoRA), ``optim.pt`` and
-``state.json``. It is written to a hidden temporary folder and renamed into place,
-so a crash mid-save leaves either the previous checkpoint set or the new one, never
-half of one: a checkpoint of the same step is renamed aside, not deleted, until the
-new one is in place, and put back if a save is killed in between. Leftover
-temporary folders are deleted on the next save. Loading walks from the newest checkpoint back and skips any that
-fails to load, with a warning.
+``state.json`` (written last: a ``step_N`` folder holding it is complete). Every
+change to the set is a rename, so a kill at any point leaves every listed
+checkpoint complete and the newest one loadable:
+
+- a save writes into a hidden ``.tmp-step_N-PID`` folder and renames it into place;
+- a checkpoint of the same step is first renamed aside to ``.old-step_N`` (not
+  deleted), and put back by the next writer if the save was killed in between;
+- pruning renames a checkpoint to ``.del-step_N-PID`` before deleting its files.
+
+Only the process that saves (the trainer) tidies the folder: :meth:`CheckpointManager.save`
+and :meth:`CheckpointManager.load_latest` (called once when the trainer starts) put back
+set-aside checkpoints and delete the leftovers of killed saves. :meth:`CheckpointManager.list`
+only reads, so an explorer polling for new weights never races the trainer.
+Loading walks from the newest checkpoint back and skips any that fails to load,
+with a warning for each and one saying which older checkpoint is used instead.
 """
 
 from __future__ import annotations
@@ -28,6 +37,21 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _NAME = re.compile(r"^step_(\d+)$")
 STATE_FILE = "state.json"
+_TMP, _OLD, _DEL = ".tmp-step_", ".old-step_", ".del-step_"
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the renames in ``folder`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class CheckpointManager:
@@ -36,10 +60,9 @@ class CheckpointManager:
         self.max_to_keep = max_to_keep
 
     def list(self) -> list[Path]:
-        """Complete checkpoints, oldest first."""
+        """Complete checkpoints, oldest first. Reads only (safe beside a saving trainer)."""
         if not self.root.is_dir():
             return []
-        self._recover()
         found = []
         for path in self.root.iterdir():
             match = _NAME.match(path.name)
@@ -53,10 +76,8 @@ class CheckpointManager:
         ``write`` returns the JSON state to record; it is written last.
         """
         self.root.mkdir(parents=True, exist_ok=True)
-        self._recover()
-        for stale in self.root.glob(".tmp-step_*"):  # from a save that was killed
-            shutil.rmtree(stale, ignore_errors=True)
-        tmp = self.root / f".tmp-step_{step}-{os.getpid()}"
+        self.recover()
+        tmp = self.root / f"{_TMP}{step}-{os.getpid()}"
         tmp.mkdir()
         try:
             state = write(tmp)
@@ -68,46 +89,81 @@ class CheckpointManager:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         target = self.root / f"step_{step}"
-        old = self.root / f".old-step_{step}"
+        old = self.root / f"{_OLD}{step}"
         if target.exists():
             # set the old copy aside (a rename) rather than deleting it first: a kill
-            # between the two renames leaves it to _recover, never no checkpoint
+            # between the two renames leaves it to recover(), never no checkpoint
             shutil.rmtree(old, ignore_errors=True)
             os.replace(target, old)
         os.replace(tmp, target)
+        _fsync_dir(self.root)
         shutil.rmtree(old, ignore_errors=True)
         self._prune()
         return target
 
-    def _recover(self) -> None:
-        """Put back a checkpoint set aside by a save that was killed before replacing it."""
-        for old in self.root.glob(".old-step_*"):
-            target = self.root / old.name[len(".old-") :]
-            if target.exists():
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                logger.warning("restoring %s, left aside by an interrupted save", target)
-                os.replace(old, target)
+    def recover(self) -> None:
+        """Undo what killed saves left: put back set-aside checkpoints, delete leftovers.
+
+        Only for the process that saves: a reader calling this could put a checkpoint
+        back while a save is between its renames.
+        """
+        if not self.root.is_dir():
+            return
+        for path in sorted(self.root.iterdir()):
+            if path.name.startswith(_OLD):
+                target = self.root / f"step_{path.name[len(_OLD) :]}"
+                if (target / STATE_FILE).is_file():
+                    shutil.rmtree(path, ignore_errors=True)
+                elif (path / STATE_FILE).is_file():
+                    logger.warning("restoring %s, left aside by an interrupted save", target)
+                    if target.exists():  # an incomplete copy: the set-aside one is whole
+                        shutil.rmtree(target)
+                    os.replace(path, target)
+                else:
+                    shutil.rmtree(path, ignore_errors=True)
+            elif path.name.startswith((_TMP, _DEL)):
+                logger.info("deleting %s, left by an interrupted save or prune", path)
+                shutil.rmtree(path, ignore_errors=True)
+        _fsync_dir(self.root)
 
     def _prune(self) -> None:
+        """Delete all but the newest ``max_to_keep`` checkpoints, each renamed away first."""
         if not self.max_to_keep:
             return
         for old in self.list()[: -self.max_to_keep]:
-            shutil.rmtree(old, ignore_errors=True)
+            doomed = self.root / f"{_DEL}{old.name[len('step_') :]}-{os.getpid()}"
+            os.replace(old, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
 
     def load_latest(self, load: Callable[[Path, dict[str, Any]], T]) -> tuple[Path, T] | None:
-        """Apply ``load(folder, state)`` to the newest checkpoint that loads; None if none does."""
+        """Apply ``load(folder, state)`` to the newest checkpoint that loads; None if none does.
+
+        For the trainer when it starts: it first puts back what killed saves left
+        (:meth:`recover`). Each checkpoint that fails to load is logged as a warning,
+        and so is falling back to an older one than the newest.
+        """
+        self.recover()
+        unusable: list[str] = []
         for path in reversed(self.list()):
             try:
                 state = json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
-                return path, load(path, state)
+                loaded = load(path, state)
             except Exception as exc:
+                unusable.append(path.name)
                 logger.warning(
                     "checkpoint %s is unusable (%s: %s); trying the previous one",
                     path,
                     type(exc).__name__,
                     exc,
                 )
+                continue
+            if unusable:
+                logger.warning(
+                    "resuming from %s, an older checkpoint than %s, which could not be loaded",
+                    path,
+                    ", ".join(unusable),
+                )
+            return path, loaded
         return None
 
 
