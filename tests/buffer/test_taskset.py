@@ -239,12 +239,38 @@ def test_a_taskset_with_no_usable_row_is_an_error_with_one_summary(tmp_path: Pat
     path = write_jsonl(tmp_path / "train.jsonl", rows)
     with pytest.raises(TasksetError) as err:
         load_taskset(config(path))
-    message = str(err.value)
-    assert "0 usable tasks" in message and "skipped 512 row(s)" in message
-    assert "train.jsonl:1: missing key(s) ['question']" in message and "509 more" in message
+    assert str(err.value) == (
+        f"taskset 'arith': {path}: 0 usable tasks of 512 row(s): every row: missing key(s) "
+        "['question'] (format.prompt_key='question', format.response_key='answer'; row keys: "
+        "['answer', 'prompt']; first: train.jsonl:1, train.jsonl:2, train.jsonl:3, ...)"
+    )
     (tmp_path / "empty.jsonl").write_text("")
-    with pytest.raises(TasksetError, match="has no rows"):
+    with pytest.raises(TasksetError, match=r"empty\.jsonl has no rows"):
         load_taskset(config(tmp_path / "empty.jsonl"))
+
+
+def test_skipped_rows_are_counted_by_cause_in_one_line(tmp_path: Path) -> None:
+    rows = [dict(r) for r in ROWS]
+    del rows[1]["answer"], rows[3]["answer"]
+    path = write_jsonl(tmp_path / "train.jsonl", rows, extra=["{oops"])
+    loaded = load_taskset(config(path))
+    assert [t.task_id for t in loaded.tasks] == [0, 2, 4, 5]
+    assert loaded.summary() == (
+        f"taskset 'arith': {path}: skipped 3 of 7 row(s): 1 row(s): malformed JSON "
+        "(Expecting property name enclosed in double quotes at column 2; first: train.jsonl:7); "
+        "2 row(s): missing key(s) ['answer'] (format.prompt_key='question', "
+        "format.response_key='answer'; row keys: ['question']; first: train.jsonl:2, "
+        "train.jsonl:4)"
+    )
+    assert [bad.where for bad in loaded.invalid] == [f"{path}:7", f"{path}:2", f"{path}:4"]
+
+
+def test_parquet_rows_are_named_file_row_n(tmp_path: Path) -> None:
+    rows = [{"question": "q0", "answer": "0"}, {"question": None, "answer": "1"}]
+    path = write_parquet(tmp_path / "train.parquet", rows)
+    loaded = load_taskset(config(path))
+    assert [bad.where for bad in loaded.invalid] == [f"{path}:row 2"]
+    assert "first: train.parquet:row 2)" in loaded.summary()
 
 
 def test_a_dataset_folder_is_read_for_its_split_only(tmp_path: Path) -> None:
@@ -269,3 +295,73 @@ def test_a_dataset_folder_is_read_for_its_split_only(tmp_path: Path) -> None:
     assert len(load_taskset(config(saved, split="test")).tasks) == 1
     with pytest.raises(TasksetError, match="not 'dev'"):
         load_taskset(config(saved, split="dev"))
+
+
+def test_split_folders_are_never_mixed(tmp_path: Path) -> None:
+    """Splits named by folder (``train/``, ``test/``) as ``datasets`` names them."""
+    folder = tmp_path / "hf"
+    for split, part in (("train", ROWS[:4]), ("test", ROWS[4:])):
+        (folder / split).mkdir(parents=True)
+        write_jsonl(folder / split / "part-0.jsonl", part)
+    assert questions(load_taskset(config(folder))) == [r["question"] for r in ROWS[:4]]
+    test = load_taskset(config(folder, split="test"))
+    assert questions(test) == [r["question"] for r in ROWS[4:]]
+    assert test.tasks[0].raw_task == ROWS[4]
+
+
+def test_an_eval_taskset_must_name_the_split_of_a_folder_with_several(tmp_path: Path) -> None:
+    from datasets import Dataset, DatasetDict
+
+    folder = tmp_path / "hf" / "data"
+    folder.mkdir(parents=True)
+    Dataset.from_list(ROWS[:3]).to_parquet(str(folder / "train-00000-of-00001.parquet"))
+    Dataset.from_list(ROWS[3:5]).to_parquet(str(folder / "test-00000-of-00001.parquet"))
+    with pytest.raises(TasksetError, match=r"holds the splits \['test', 'train'\]; set `split:`"):
+        load_taskset(config(tmp_path / "hf", is_eval=True))
+    evaluated = load_taskset(config(tmp_path / "hf", is_eval=True, split="test"))
+    assert questions(evaluated) == [r["question"] for r in ROWS[3:5]]
+
+    saved = tmp_path / "saved"
+    DatasetDict(
+        {"train": Dataset.from_list(ROWS[:2]), "test": Dataset.from_list(ROWS[2:3])}
+    ).save_to_disk(str(saved))
+    with pytest.raises(TasksetError, match=r"holds the splits \['test', 'train'\]; set `split:`"):
+        load_taskset(config(saved, is_eval=True))
+
+    single = tmp_path / "single"
+    single.mkdir()
+    write_jsonl(single / "rows.jsonl", ROWS[:2])  # no split names: one split
+    assert len(load_taskset(config(single, is_eval=True)).tasks) == 2
+
+
+def test_a_training_taskset_refuses_a_folder_without_a_train_split(tmp_path: Path) -> None:
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    write_jsonl(folder / "test.jsonl", ROWS[:2])
+    write_jsonl(folder / "validation.jsonl", ROWS[2:4])
+    with pytest.raises(TasksetError, match=r"splits \['test', 'validation'\]; set `split:`"):
+        load_taskset(config(folder))
+    assert len(load_taskset(config(folder, split="validation")).tasks) == 2
+
+
+def test_subset_name_picks_a_readme_config(tmp_path: Path) -> None:
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    write_jsonl(folder / "easy.jsonl", ROWS[:2])
+    write_jsonl(folder / "hard_train.jsonl", ROWS[2:5])
+    write_jsonl(folder / "hard_test.jsonl", ROWS[5:])
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: easy\n  data_files: easy.jsonl\n"
+        "- config_name: hard\n  data_files:\n  - split: train\n    path: hard_train.jsonl\n"
+        "  - split: test\n    path: hard_test.jsonl\n---\n"
+    )
+    assert questions(load_taskset(config(folder, subset_name="easy"))) == [
+        "What is 0 + 0?",
+        "What is 1 + 1?",
+    ]
+    hard_test = load_taskset(config(folder, subset_name="hard", split="test"))
+    assert questions(hard_test) == [ROWS[5]["question"]]
+    with pytest.raises(TasksetError, match=r"easy.*hard.*set `subset_name:`"):
+        load_taskset(config(folder))
+    with pytest.raises(TasksetError, match="subset_name applies to a dataset folder"):
+        load_taskset(config(folder / "easy.jsonl", subset_name="easy"))

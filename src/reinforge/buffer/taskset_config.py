@@ -60,7 +60,14 @@ class TasksetConfig(_Strict):
 
     name: str = "taskset"
     path: str | None = None
-    split: str = "train"
+    split: str | None = Field(
+        None,
+        description="the split of a dataset folder to read; unset: 'train' for a training "
+        "taskset, the only split for an eval taskset",
+    )
+    subset_name: str | None = Field(
+        None, description="the config (subset) of a dataset folder whose README declares several"
+    )
     reasoning_gym: ReasoningGymSource | None = None
     format: FormatSection = Field(default_factory=FormatSection)
     rollout_args: RolloutArgs = Field(default_factory=RolloutArgs)
