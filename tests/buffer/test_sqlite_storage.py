@@ -212,3 +212,47 @@ def test_reopening_loses_nothing(tmp_path: Path) -> None:
         assert third.read_state("explorer") == {"step": 3}
     finally:
         third.close()
+
+
+def _written_buffer(path: Path, n: int = 200) -> bytes:
+    """A closed buffer holding ``n`` experiences; its bytes."""
+    storage = SQLiteExperienceStorage(path)
+    storage.write([make_experience(i) for i in range(n)], {"explorer": {"step": 1}})
+    storage.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["random_bytes", "truncated", "garbage_past_the_header"])
+def test_a_corrupt_buffer_is_refused_when_opened(tmp_path: Path, damage: str) -> None:
+    """SQLite opens a damaged file lazily (the first query fails, mid-run): open checks it."""
+    from reinforge.buffer import BufferCorruptError, BufferStorageError
+
+    path = tmp_path / "buffer.db"
+    data = _written_buffer(path)
+    if damage == "random_bytes":
+        damaged = np.random.default_rng(0).bytes(len(data))
+    elif damage == "truncated":
+        damaged = data[: len(data) // 2]
+    else:
+        damaged = data[:4096] + b"\x5a" * (len(data) - 4096)
+    path.write_bytes(damaged)
+    with pytest.raises(BufferCorruptError) as err:
+        SQLiteExperienceStorage(path)
+    message = str(err.value)
+    assert str(path) in message and "move it aside or delete it" in message, message
+    assert isinstance(err.value, BufferStorageError) and isinstance(err.value, ValueError)
+    assert path.read_bytes() == damaged  # the failed open changed nothing
+
+
+def test_an_intact_buffer_still_opens_and_a_folder_is_not_called_corrupt(tmp_path: Path) -> None:
+    from reinforge.buffer import BufferCorruptError, BufferStorageError
+
+    path = tmp_path / "buffer.db"
+    _written_buffer(path, n=3)
+    storage = SQLiteExperienceStorage(path)
+    assert storage.count() == 3 and storage.read_state("explorer") == {"step": 1}
+    storage.close()
+    (tmp_path / "folder.db").mkdir()
+    with pytest.raises(BufferStorageError) as err:
+        SQLiteExperienceStorage(tmp_path / "folder.db")
+    assert not isinstance(err.value, BufferCorruptError)

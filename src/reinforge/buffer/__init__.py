@@ -1,6 +1,11 @@
 """Buffers: experience storage and taskset reading."""
 
-from reinforge.buffer.sqlite_storage import BufferStorageError, SQLiteExperienceStorage, TaskRecord
+from reinforge.buffer.sqlite_storage import (
+    BufferCorruptError,
+    BufferStorageError,
+    SQLiteExperienceStorage,
+    TaskRecord,
+)
 from reinforge.buffer.taskset import (
     InvalidRow,
     LoadedTaskset,
@@ -16,6 +21,7 @@ from reinforge.buffer.taskset_config import (
 )
 
 __all__ = [
+    "BufferCorruptError",
     "BufferStorageError",
     "FormatSection",
     "InvalidRow",

@@ -133,6 +133,32 @@ class BufferStorageError(ValueError):
     """The buffer file cannot be used (not an SQLite database, unreadable, not creatable)."""
 
 
+class BufferCorruptError(BufferStorageError):
+    """The buffer file is damaged: not an SQLite database, truncated, or with malformed pages."""
+
+
+# SQLite's result codes for a damaged file (anything else, e.g. a folder or no
+# permission, is a BufferStorageError: the file may well be fine)
+_DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+_WHAT_TO_DO = (
+    "move it aside or delete it to start a fresh buffer, or point buffer.storage.path elsewhere"
+)
+
+
+def _corrupt(path: Path, detail: str) -> BufferCorruptError:
+    return BufferCorruptError(
+        f"{path} is not a usable buffer: {path.name} is corrupt or unreadable ({detail}); "
+        f"{_WHAT_TO_DO}"
+    )
+
+
+def _unusable(path: Path, exc: BaseException) -> BufferStorageError:
+    """The error for a buffer SQLite refused: corrupt (named so) or otherwise unusable."""
+    if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
+        return _corrupt(path, str(exc))
+    return BufferStorageError(f"{path} is not a usable buffer ({exc}); {_WHAT_TO_DO}")
+
+
 class SQLiteExperienceStorage:
     """Append-only experience store backed by one SQLite file."""
 
@@ -151,14 +177,26 @@ class SQLiteExperienceStorage:
         self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": 30})
         event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
+            self._check_integrity()  # before anything is written into a damaged file
             self._create_tables()
         except DatabaseError as exc:
             self.engine.dispose()
-            raise BufferStorageError(
-                f"{self.path} is not a usable buffer ({exc.orig}); move it aside (or delete it) "
-                "to start a new buffer, or point buffer.storage.path elsewhere"
-            ) from None
+            raise _unusable(self.path, exc.orig) from None
+        except BufferStorageError:
+            self.engine.dispose()
+            raise
         self._lock = threading.Lock()
+
+    def _check_integrity(self) -> None:
+        """Refuse a damaged buffer now: SQLite reads pages only when a query needs them,
+        so a damaged file would otherwise open and fail mid-run, at its first read or write.
+
+        ``PRAGMA quick_check`` walks every page (about 0.1 s for 300 MB when cached).
+        """
+        with self.engine.connect() as conn:
+            problems = [row[0] for row in conn.exec_driver_sql("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            raise _corrupt(self.path, "; ".join(problems))
 
     def _create_tables(self, attempts: int = 5) -> None:
         """Create missing tables; tolerate another process creating them at the same moment.
