@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import CancelledError, Future
 from typing import Any
 
 import pytest
@@ -195,3 +198,84 @@ def test_tiny_model_generate_and_async(tiny_model: ModelWrapper) -> None:
     lp = asyncio.run(tiny_model.logprobs_async(exps[0].tokens))
     assert lp.shape == (len(exps[0].tokens) - 1,)
     assert len(tiny_model.extract_experience_from_history()) == 5
+
+
+# ---- cancelling engine requests (issue: trust the run, 2) -----------------------------------
+
+
+class HeldEngine(MockEngine):
+    """A mock engine whose requests stay in flight until the test resolves them (a long
+    generation); it keeps every future it handed out."""
+
+    def __init__(self) -> None:
+        super().__init__(policy="arithmetic")
+        self.futures: list[Future] = []
+
+    def submit(self, prompt_ids: list[int], params: Any) -> Future:
+        self.futures.append(Future())
+        return self.futures[-1]
+
+    def submit_score(self, token_ids: list[int]) -> Future:
+        self.futures.append(Future())
+        return self.futures[-1]
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_cancel_pending_cancels_generation_and_scoring_requests() -> None:
+    engine = HeldEngine()
+    model = ModelWrapper(engine)
+    errors: list[BaseException] = []
+
+    def call(fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=call, args=(model.chat, MESSAGES), daemon=True),
+        threading.Thread(target=call, args=(model.logprobs, [1, 2, 3]), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: len(engine.futures) == 2)
+    cancelled = model.cancel_pending()
+    for fut in engine.futures:  # what was not cancelled is released, so no thread stays blocked
+        if not fut.done():
+            fut.set_result([])
+    for thread in threads:
+        thread.join(5)
+    assert cancelled == 2
+    assert all(fut.cancelled() for fut in engine.futures)
+    assert [type(e) for e in errors] == [CancelledError, CancelledError]  # callers are freed
+
+
+def test_a_closed_wrapper_refuses_new_requests_with_a_clear_error() -> None:
+    model = ModelWrapper(MockEngine(policy="arithmetic"))
+    assert model.chat(MESSAGES)[0].response_text
+    model.close()
+    for call in (
+        lambda: model.chat(MESSAGES),
+        lambda: model.generate(["1 + 1 ="]),
+        lambda: model.logprobs([1, 2, 3]),
+        lambda: asyncio.run(model.logprobs_async([1, 2, 3])),
+    ):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+
+
+def test_finished_requests_are_not_kept() -> None:
+    engine = HeldEngine()
+    model = ModelWrapper(engine)
+    thread = threading.Thread(target=model.logprobs, args=([1, 2, 3],), daemon=True)
+    thread.start()
+    wait_for(lambda: len(engine.futures) == 1)
+    engine.futures[0].set_result([-0.5, -0.5])
+    thread.join(5)
+    assert model.cancel_pending() == 0  # nothing left to cancel: the finished one was dropped

@@ -13,7 +13,7 @@ import asyncio
 import copy
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import fields
 from typing import Any
@@ -131,7 +131,7 @@ class ModelWrapper:
         # engine requests in flight, so an abandoned task's can be cancelled
         self._pending: set[Future] = set()
         self._pending_lock = threading.Lock()
-        self._abandoned = False
+        self._closed = False
 
     @property
     def model_version(self) -> int:
@@ -327,30 +327,50 @@ class ModelWrapper:
             self._eos_set = frozenset(getattr(self.tokenizer, "eos_token_ids", ()))
         return self._eos_set
 
-    def _submit(self, ids: list[int], params: SamplingParams) -> Future:
-        """Send a request to the engine and remember it until it resolves."""
+    def _track(self, submit: Callable[..., Future], *args: Any) -> Future:
+        """Every engine request goes through here: it is remembered until it resolves,
+        so ``cancel_pending`` can cancel an abandoned task's requests.
+
+        Futures that are done on return (the mock engine answers in ``submit``) are
+        not tracked at all: this is on the path of every sampled reply.
+        """
+        if self._closed:
+            raise self._closed_error()
+        fut = submit(*args)
+        if fut.done():
+            return fut
         with self._pending_lock:
-            if self._abandoned:
-                raise RuntimeError(
-                    "this task was abandoned (timed out); its model no longer samples"
-                )
-            fut = self.engine.submit(ids, params)
-            self._pending.add(fut)
+            closed = self._closed  # closed meanwhile: the request must not escape
+            if not closed:
+                self._pending.add(fut)
+        if closed:
+            fut.cancel()
+            raise self._closed_error()
         fut.add_done_callback(self._forget)
         return fut
+
+    def _closed_error(self) -> RuntimeError:
+        return RuntimeError(
+            "this ModelWrapper is closed (its task timed out or was abandoned, or the "
+            "explorer shut down): it sends no more requests to the engine"
+        )
 
     def _forget(self, fut: Future) -> None:
         with self._pending_lock:
             self._pending.discard(fut)
 
     def cancel_pending(self) -> int:
-        """Cancel every engine request still in flight and refuse new ones; the runner
-        calls this on a task it abandons, so the engine stops decoding for it.
-        Returns how many requests were cancelled."""
+        """Cancel every engine request still in flight and refuse new ones (the engine
+        drops a cancelled request at its next step). The runner calls this on a task it
+        abandons, so the engine stops decoding for it. Returns how many were cancelled."""
         with self._pending_lock:
-            self._abandoned = True
+            self._closed = True
             pending, self._pending = list(self._pending), set()
         return sum(fut.cancel() for fut in pending)
+
+    def close(self) -> None:
+        """Cancel the requests in flight; later calls raise a RuntimeError saying so."""
+        self.cancel_pending()
 
     def _submit_chat(self, messages, tools, kwargs) -> tuple[Future, Any]:
         messages = validate_messages(messages)
@@ -358,7 +378,7 @@ class ModelWrapper:
         tools_key = _tools_key(tools)
         text, ids, parent = self._prompt(messages, tools, tools_key)
         self._check_length(ids, parent)
-        fut = self._submit(ids, params)
+        fut = self._track(self.engine.submit, ids, params)
         return fut, (ids, text, params, messages, tools, parent, tools_key)
 
     def _submit_generate(self, prompts, kwargs) -> list[tuple[Future, Any]]:
@@ -372,7 +392,9 @@ class ModelWrapper:
             else:
                 ids = self.tokenizer.encode(prompt)
             self._check_length(ids, None)
-            jobs.append((self._submit(ids, params), (ids, prompt, params, None, None)))
+            jobs.append(
+                (self._track(self.engine.submit, ids, params), (ids, prompt, params, None, None))
+            )
         return jobs
 
     # ---- public API ------------------------------------------------------------------
@@ -409,11 +431,14 @@ class ModelWrapper:
     def logprobs(self, tokens: Sequence[int] | torch.Tensor) -> torch.Tensor:
         """log p(tokens[i] | tokens[:i]) for i >= 1 under the current weights."""
         ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-        return torch.tensor(self.engine.score(ids), dtype=torch.float32)
+        return torch.tensor(
+            self._track(self.engine.submit_score, ids).result(), dtype=torch.float32
+        )
 
     async def logprobs_async(self, tokens: Sequence[int] | torch.Tensor) -> torch.Tensor:
         ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-        return torch.tensor(await self.engine.score_async(ids), dtype=torch.float32)
+        fut = self._track(self.engine.submit_score, ids)
+        return torch.tensor(await asyncio.wrap_future(fut), dtype=torch.float32)
 
     @property
     def openai_service(self) -> Any:
