@@ -3,36 +3,39 @@
 Two ways to drive a runner:
 
 * ``run(request)``: one request, awaited on the event loop. Sync workflows make one
-  round trip to the runner's daemon thread.
+  round trip to the runner's daemon thread per attempt.
 * ``serve(feed, deliver)``: what the Scheduler uses. The runner's daemon thread
   takes sync requests from the shared ``RequestFeed`` itself and runs them back to
-  back, handing finished results to the loop in batches. A round trip per task
-  (two thread wake-ups and two GIL hand-overs) costs about as much as a fast
-  workflow, so this roughly halves the explorer's own overhead per task.
+  back, handing finished results to the loop in batches (``stream.ResultStream``).
+  A round trip per task (two thread wake-ups and two GIL hand-overs) costs about as
+  much as a fast workflow, so this roughly halves the explorer's own overhead per
+  task. The thread makes only the first attempt of each request: anything but a
+  success (a failure, a timeout, an async workflow) is handed back to the loop,
+  which runs the one attempt loop (``_finish``) from there.
 
 Both keep the same guarantees: every request ends in exactly one TaskResult; each
-attempt of a sync workflow is bounded by ``request.timeout`` (a loop timer watches
+attempt is bounded by ``request.timeout`` (for a sync workflow a loop timer watches
 the attempt in progress; on expiry the thread is abandoned - it is a daemon, so
 a hung workflow never blocks process exit - and the runner continues on a fresh
-one); failed or timed-out attempts are retried up to ``max_retries`` times.
+one); failed or timed-out attempts are retried up to ``max_retries`` times; the
+engine requests of an abandoned attempt (timed out, or the explorer cancelled) are
+cancelled, so the engine stops decoding for it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-import traceback
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from reinforge.core import Experience, Task
+from reinforge.explorer.attempts import Attempts
 from reinforge.explorer.daemon_worker import DaemonWorker
-from reinforge.explorer.messages import FAILED, OK, TIMEOUT, TaskRequest, TaskResult
+from reinforge.explorer.messages import TaskRequest, TaskResult
+from reinforge.explorer.stream import Deliver, Handback, RequestFeed, ResultStream
 from reinforge.models import InferenceEngine, ModelWrapper
 from reinforge.workflows.workflow import can_reuse
 
-Deliver = Callable[[int, TaskResult], None]
+__all__ = ["NoExperienceError", "RequestFeed", "WorkflowRunner"]
 
 
 class NoExperienceError(RuntimeError):
@@ -46,143 +49,6 @@ class _Expired(TimeoutError):
 def _expire(fut: asyncio.Future) -> None:
     if not fut.done():
         fut.set_exception(_Expired())
-
-
-class RequestFeed:
-    """The requests of one scheduler run, handed out once each, in order, to any thread."""
-
-    def __init__(self, requests: Sequence[TaskRequest]) -> None:
-        self._items = iter(enumerate(requests))
-        self._lock = threading.Lock()
-
-    def take(self) -> tuple[int, TaskRequest] | None:
-        with self._lock:
-            return next(self._items, None)
-
-
-class _Stream:
-    """State shared by a runner's thread (producing results) and the loop (consuming them).
-
-    Everything mutable is guarded by ``lock``. The thread appends results and wakes
-    the loop only when no wake-up is already pending, so a busy stream costs one
-    loop callback per batch of results rather than per task.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, deliver: Deliver) -> None:
-        self.loop = loop
-        self.deliver = deliver
-        self.outcome: asyncio.Future = loop.create_future()
-        self.lock = threading.Lock()
-        self.results: list[tuple[int, TaskResult]] = []
-        self.wake_pending = False
-        self.stopped = False  # set by the loop: the thread must not start or report anything more
-        self.seq = 0  # attempts started so far
-        # the attempt in progress: (seq, index, request, attempt number, its start, first start)
-        self.current: tuple[int, int, TaskRequest, int, float, float] | None = None
-        self.watching = False  # a watchdog timer is armed or about to be
-        self.timer: asyncio.TimerHandle | None = None
-
-    # ---- thread side -----------------------------------------------------------------
-
-    def begin(self, index: int, request: TaskRequest, attempt: int, first_start: float) -> bool:
-        """Record an attempt as started; False if the loop has stopped this stream."""
-        with self.lock:
-            if self.stopped:
-                return False
-            self.seq += 1
-            self.current = (self.seq, index, request, attempt, time.monotonic(), first_start)
-            arm = not self.watching
-            self.watching = True
-        if arm:
-            self._call(self.arm)
-        return True
-
-    def post(self, index: int, result: TaskResult) -> bool:
-        """Hand a finished result to the loop; False if the stream was stopped meanwhile."""
-        with self.lock:
-            if self.stopped:
-                return False
-            self.current = None
-            self.results.append((index, result))
-            if self.wake_pending:
-                return True
-            self.wake_pending = True
-        self._call(self.drain)
-        return True
-
-    def end(self, outcome: tuple[Any, ...]) -> None:
-        with self.lock:
-            if self.stopped:
-                return
-            self.current = None
-        self._call(self.settle, outcome)
-
-    def _call(self, fn: Callable[..., None], *args: Any) -> None:
-        try:
-            self.loop.call_soon_threadsafe(fn, *args)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            with self.lock:
-                self.stopped = True
-
-    # ---- loop side ---------------------------------------------------------------------
-
-    def drain(self) -> None:
-        with self.lock:
-            items, self.results = self.results, []
-            self.wake_pending = False
-        try:
-            for index, result in items:
-                self.deliver(index, result)
-        except BaseException as exc:  # surface it from serve(), as an awaited call would
-            self.stop()
-            if not self.outcome.done():
-                self.outcome.set_result(("error", exc))
-
-    def settle(self, outcome: tuple[Any, ...]) -> None:
-        self.drain()
-        if not self.outcome.done():
-            self.outcome.set_result(outcome)
-
-    def arm(self) -> None:
-        """Start watching the attempt in progress (called when the thread starts one)."""
-        with self.lock:
-            current = self.current
-            if current is None or self.stopped:
-                self.watching = False
-                return
-        seq, _, request, _, started, _ = current
-        self.timer = self.loop.call_at(
-            self.loop.time() + started + request.timeout - time.monotonic(), self.check, seq
-        )
-
-    def check(self, seq: int) -> None:
-        """The deadline of attempt ``seq`` has passed: time it out if it is still running."""
-        with self.lock:
-            current = self.current
-            if current is None or self.stopped:
-                self.watching = False
-                return
-            if current[0] != seq:  # that attempt finished; watch the one running now
-                timed_out = None
-            else:
-                timed_out = current
-                self.stopped = True
-        if timed_out is None:
-            self.arm()
-            return
-        self.drain()
-        _, index, request, attempt, _, first_start = timed_out
-        if not self.outcome.done():
-            self.outcome.set_result(("timeout", index, request, attempt, first_start))
-
-    def stop(self) -> None:
-        with self.lock:
-            self.stopped = True
-        if self.timer is not None:
-            self.timer.cancel()
-
-
-_HANDOFF = object()  # the thread met an async workflow: the loop must run it
 
 
 class WorkflowRunner:
@@ -246,92 +112,78 @@ class WorkflowRunner:
         self._workflow = task.to_workflow(self.model, self.auxiliary_models)
         return self._workflow
 
-    def _run_sync(self, task: Task, repeat_times: int, run_id_base: int) -> list[Experience]:
+    def _workflow_for(self, task: Task, request: TaskRequest) -> Any:
+        """The workflow of this attempt, asked for the request's repeats (one place for both)."""
         workflow = self._make_workflow(task)
         if workflow.can_repeat:
-            workflow.set_repeat_times(repeat_times, run_id_base)
-        return workflow.run()
+            workflow.set_repeat_times(request.repeat_times, request.run_id_base)
+        return workflow
 
-    async def _run_once(self, task: Task, request: TaskRequest) -> list[Experience]:
-        cls = task.workflow_cls
-        if cls.is_async:
-            workflow = self._make_workflow(task)
-            if workflow.can_repeat:
-                workflow.set_repeat_times(request.repeat_times, request.run_id_base)
+    def _run_sync(self, task: Task, request: TaskRequest) -> list[Experience]:
+        return self._workflow_for(task, request).run()
+
+    # ---- the attempt loop --------------------------------------------------------------
+
+    async def run(self, request: TaskRequest) -> TaskResult:
+        """Run one request; never raises: failures come back as a status and a message."""
+        return await self._finish(Attempts(0, request))
+
+    async def _finish(self, attempts: Attempts) -> TaskResult:
+        """Attempt the request until one attempt succeeds or none is left."""
+        request = attempts.request
+        while attempts.more:
+            attempts.made += 1
+            try:
+                task = Task.from_dict(request.task)
+                exps = await self._attempt(task, request)
+                return attempts.result(self._stamp(exps, task, request))
+            except Exception as exc:
+                self._failed(attempts, exc)
+        return attempts.result()
+
+    def _failed(self, attempts: Attempts, exc: Exception) -> None:
+        attempts.failed(exc)
+        if not isinstance(exc, TimeoutError):
+            self._workflow = None  # a workflow that raised is not reused
+
+    async def _attempt(self, task: Task, request: TaskRequest) -> list[Experience]:
+        """One attempt on the loop: an async workflow here, a sync one on the thread."""
+        if task.workflow_cls.is_async:
+            workflow = self._workflow_for(task, request)
             try:
                 return await asyncio.wait_for(workflow.run_async(), request.timeout)
-            except TimeoutError:
+            except (TimeoutError, asyncio.CancelledError):
                 self._abandon_model()  # threads it handed work to may still be sampling
                 raise
         # One hop to this runner's daemon thread and one back; the timeout is a plain
         # loop timer that fails the future (cheaper than asyncio.wait_for's wrapper).
         loop = asyncio.get_running_loop()
-        fut = self._thread().submit_to_loop(
-            lambda: self._run_sync(task, request.repeat_times, request.run_id_base), loop
-        )
+        fut = self._thread().submit_to_loop(lambda: self._run_sync(task, request), loop)
         timer = loop.call_later(request.timeout, _expire, fut)
         try:
             return await fut
-        except _Expired:
+        except (_Expired, asyncio.CancelledError):
             self._abandon_thread()
             raise
         finally:
             timer.cancel()
-
-    # ---- one request -------------------------------------------------------------------
-
-    async def run(self, request: TaskRequest) -> TaskResult:
-        """Run one request; never raises: failures come back as a status and a message."""
-        return await self._run_attempts(request, 1, time.monotonic(), FAILED, None)
-
-    async def _run_attempts(
-        self, request: TaskRequest, first: int, start: float, status: str, error: str | None
-    ) -> TaskResult:
-        attempts = first - 1
-        for attempts in range(first, request.max_retries + 2):
-            try:
-                task = Task.from_dict(request.task)
-                exps = await self._run_once(task, request)
-                exps = self._check(exps, task, request)
-                return _result(request, OK, exps, None, attempts, start)
-            except TimeoutError:
-                status, error = TIMEOUT, _timeout_message(request)
-            except Exception as exc:
-                status, error = FAILED, _failure_message(request, exc)
-                self._workflow = None
-        return _result(request, status, [], error, attempts, start)
 
     # ---- a stream of requests ----------------------------------------------------------
 
     async def serve(self, feed: RequestFeed, deliver: Deliver) -> None:
         """Run requests from ``feed`` until it is empty, passing each result to ``deliver``.
 
-        Async workflows run on the loop one by one; sync ones are streamed on this
-        runner's thread (see the module docstring). Results arrive in completion order.
+        Sync requests are streamed on this runner's thread (see the module docstring);
+        whatever the thread hands back, and async requests, finish on the loop.
+        Results arrive in completion order.
         """
-        while (item := feed.take()) is not None:
-            index, request = item
-            if self._request_is_async(request):
-                deliver(index, await self.run(request))
-                continue
-            outcome = await self._stream(feed, deliver, index, request)
-            kind = outcome[0]
-            if kind == "done":
-                return
-            if kind == "handoff":
-                _, index, request = outcome
-                deliver(index, await self.run(request))
-            elif kind == "timeout":
-                _, index, request, attempt, first_start = outcome
-                self._abandon_thread()
-                deliver(
-                    index,
-                    await self._run_attempts(
-                        request, attempt + 1, first_start, TIMEOUT, _timeout_message(request)
-                    ),
-                )
-            else:  # "error": a bug in the runner or in ``deliver``, not a workflow failure
-                raise outcome[1]
+        while (attempts := feed.take()) is not None:
+            if not self._request_is_async(attempts.request):
+                handed_back = await self._stream(feed, deliver, attempts)
+                if handed_back is None:
+                    return
+                attempts = handed_back
+            deliver(attempts.index, await self._finish(attempts))
 
     def _request_is_async(self, request: TaskRequest) -> bool:
         """Whether the request names an async workflow (cached per name). A name that
@@ -350,64 +202,58 @@ class WorkflowRunner:
         return is_async
 
     async def _stream(
-        self, feed: RequestFeed, deliver: Deliver, index: int, request: TaskRequest
-    ) -> tuple[Any, ...]:
-        stream = _Stream(asyncio.get_running_loop(), deliver)
-        self._thread().post(lambda: self._stream_on_thread(stream, feed, index, request))
+        self, feed: RequestFeed, deliver: Deliver, attempts: Attempts
+    ) -> Attempts | None:
+        """Stream sync requests on the thread, starting with ``attempts``; return the
+        request the loop must finish, or None once the feed is empty."""
+        stream = ResultStream(asyncio.get_running_loop(), deliver)
+        self._thread().post(lambda: self._stream_on_thread(stream, feed, attempts))
         try:
-            return await stream.outcome
+            back = await stream.outcome
+        except asyncio.CancelledError:
+            self._abandon_thread()  # the explorer gives up: so does the attempt in progress
+            raise
         finally:
             stream.stop()
+        if back.crash is not None:
+            raise back.crash
+        if back.timed_out:
+            self._abandon_thread()
+            back.attempts.timed_out()
+        elif back.failure is not None:
+            self._failed(back.attempts, back.failure)
+        return back.attempts
 
     def _stream_on_thread(
-        self, stream: _Stream, feed: RequestFeed, index: int, request: TaskRequest
+        self, stream: ResultStream, feed: RequestFeed, attempts: Attempts | None
     ) -> None:
         try:
-            while True:
-                result = self._attempts_on_thread(stream, index, request)
-                if result is None:
-                    return  # stopped: timed out (this thread is abandoned) or cancelled
-                if result is _HANDOFF:
-                    stream.end(("handoff", index, request))
+            while attempts is not None:
+                if self._request_is_async(attempts.request):
+                    stream.end(Handback(attempts))
                     return
-                if not stream.post(index, result):
+                attempts.made += 1
+                if not stream.begin(attempts):
+                    return  # stopped by the loop
+                try:
+                    task = Task.from_dict(attempts.request.task)
+                    exps = self._run_sync(task, attempts.request)
+                    result = attempts.result(self._stamp(exps, task, attempts.request))
+                except Exception as exc:
+                    stream.end(Handback(attempts, failure=exc))
                     return
-                item = feed.take()
-                if item is None:
-                    stream.end(("done",))
-                    return
-                index, request = item
+                if not stream.post(attempts.index, result):
+                    return  # timed out meanwhile: this thread is abandoned
+                attempts = feed.take()
+            stream.end(Handback())
         except BaseException as exc:  # keep the loop informed whatever happens here
-            stream.end(("error", exc))
-
-    def _attempts_on_thread(
-        self, stream: _Stream, index: int, request: TaskRequest
-    ) -> TaskResult | object | None:
-        """``_run_attempts`` for a sync workflow, on the runner's thread."""
-        start = time.monotonic()
-        status, error = FAILED, None
-        attempts = 0
-        for attempts in range(1, request.max_retries + 2):
-            if not stream.begin(index, request, attempts, start):
-                return None
-            try:
-                task = Task.from_dict(request.task)
-                if task.workflow_cls.is_async:
-                    return _HANDOFF
-                exps = self._run_sync(task, request.repeat_times, request.run_id_base)
-                exps = self._check(exps, task, request)
-                return _result(request, OK, exps, None, attempts, start)
-            except TimeoutError:
-                status, error = TIMEOUT, _timeout_message(request)
-            except Exception as exc:
-                status, error = FAILED, _failure_message(request, exc)
-                if not stream.stopped:
-                    self._workflow = None
-        return _result(request, status, [], error, attempts, start)
+            stream.end(Handback(crash=exc))
 
     # ---- results -----------------------------------------------------------------------
 
-    def _check(self, exps: Any, task: Task, request: TaskRequest) -> list[Experience]:
+    def _stamp(self, exps: Any, task: Task, request: TaskRequest) -> list[Experience]:
+        """Check what a workflow returned and give each experience its ids: batch, task,
+        and for workflows that run once per repeat, the run (``request.run_id_base``)."""
         if not isinstance(exps, list) or not all(isinstance(e, Experience) for e in exps):
             raise TypeError(
                 f"workflow {task.workflow_cls.__name__} returned {type(exps).__name__}; expected list[Experience]"
@@ -429,39 +275,8 @@ class WorkflowRunner:
         return exps
 
     def close(self) -> None:
+        """Stop the thread and cancel the engine requests still in flight."""
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
-
-
-def _result(
-    request: TaskRequest,
-    status: str,
-    exps: list[Experience],
-    error: str | None,
-    attempts: int,
-    start: float,
-) -> TaskResult:
-    return TaskResult(
-        request.taskset,
-        str(request.task.get("batch_id", "")),
-        str(request.task.get("task_id", "")),
-        status,
-        exps,
-        error,
-        attempts,
-        time.monotonic() - start,
-    )
-
-
-def _timeout_message(request: TaskRequest) -> str:
-    task_id = request.task.get("task_id", "")
-    return f"task {task_id} of taskset '{request.taskset}' timed out after {request.timeout:g}s"
-
-
-def _failure_message(request: TaskRequest, exc: Exception) -> str:
-    task_id = request.task.get("task_id", "")
-    return (
-        f"task {task_id} of taskset '{request.taskset}' failed: {type(exc).__name__}: {exc}\n"
-        + "".join(traceback.format_exception(exc)[-6:])
-    )
+        self.model.close()

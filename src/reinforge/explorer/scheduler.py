@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 
 from reinforge.core import Task
 from reinforge.explorer.messages import TaskRequest, TaskResult
-from reinforge.explorer.runner import RequestFeed, WorkflowRunner
+from reinforge.explorer.runner import WorkflowRunner
+from reinforge.explorer.stream import RequestFeed
 
 
 def make_requests(
