@@ -78,11 +78,28 @@ def test_deprecated_resettable_workflows_are_reused() -> None:
     assert len(CONSTRUCTED) == 1  # built once, then reset for each next task
 
 
+@WORKFLOWS.register_module("test_reports_env_steps", force=True)
+class ReportsEnvSteps(Workflow):
+    """One experience per character of the question, each reporting its length."""
+
+    def run(self) -> list[Experience]:
+        q = self.task.raw_task["q"]
+        exps = self.model.chat([{"role": "user", "content": q}], n=len(q))
+        for exp in exps:
+            exp.metrics["actual_env_steps"] = len(q)
+        return exps
+
+
 def test_workflow_metrics_reach_the_step_metrics() -> None:
+    """Averaged per task first (as Trinity-RFT's runner does), so a task with many
+    experiences counts once: tasks of 1 and 3 steps average 2, not (1 + 3 * 3) / 4."""
     runner = WorkflowRunner(MockEngine())
     try:
-        results = run_all(runner, [request("test_old_resettable", q) for q in ("a", "bbb")])
+        results = run_all(runner, [request("test_reports_env_steps", q) for q in ("a", "bbb")])
     finally:
         runner.close()
-    metrics = step_metrics(results, "explore/")
-    assert metrics["explore/workflow/actual_env_steps"] == 2.0
+    for prefix in ("explore/", "eval/arith/"):
+        metrics = step_metrics(results, prefix)
+        assert metrics[f"{prefix}workflow/actual_env_steps/mean"] == 2.0
+        assert metrics[f"{prefix}workflow/actual_env_steps/max"] == 3.0
+        assert metrics[f"{prefix}workflow/actual_env_steps/min"] == 1.0

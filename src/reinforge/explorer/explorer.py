@@ -99,19 +99,35 @@ def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
         out[f"{prefix}truncated_ratio"] = float(
             np.mean([e.truncate_status is not None for e in exps])
         )
-        out.update(workflow_metrics(exps, prefix))
+        out.update(workflow_metrics(results, prefix))
     return out
 
 
-def workflow_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
-    """The numbers workflows put in ``exp.metrics`` (e.g. ``actual_env_steps``), each
-    averaged over the experiences that have it, as ``{prefix}workflow/{name}``."""
-    values: dict[str, list[float]] = {}
-    for exp in exps:
-        for key, value in exp.metrics.items():
-            if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
-                values.setdefault(key, []).append(float(value))
-    return {f"{prefix}workflow/{key}": float(np.mean(v)) for key, v in values.items()}
+def workflow_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
+    """The numbers workflows put in ``exp.metrics`` (e.g. ``actual_env_steps``), as
+    Trinity-RFT's runner reports them: averaged over each task's experiences, then
+    ``{prefix}workflow/{name}/mean``, ``/max`` and ``/min`` over the tasks that have it."""
+    per_task: dict[str, list[float]] = {}
+    for result in results:
+        sums: dict[str, list[float]] = {}
+        for exp in result.experiences:
+            for key, value in exp.metrics.items():
+                if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
+                    total = sums.get(key)
+                    if total is None:
+                        sums[key] = [float(value), 1.0]
+                    else:
+                        total[0] += value
+                        total[1] += 1.0
+        for key, (total, count) in sums.items():
+            per_task.setdefault(key, []).append(total / count)
+    out: dict[str, float] = {}
+    for key, values in per_task.items():
+        name = f"{prefix}workflow/{key}"
+        out[f"{name}/mean"] = float(np.mean(values))
+        out[f"{name}/max"] = float(max(values))
+        out[f"{name}/min"] = float(min(values))
+    return out
 
 
 class Explorer:
