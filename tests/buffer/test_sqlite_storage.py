@@ -256,3 +256,24 @@ def test_an_intact_buffer_still_opens_and_a_folder_is_not_called_corrupt(tmp_pat
     with pytest.raises(BufferStorageError) as err:
         SQLiteExperienceStorage(tmp_path / "folder.db")
     assert not isinstance(err.value, BufferCorruptError)
+
+
+def test_task_records_land_with_their_step_and_replace_a_rerun_of_it(
+    storage: SQLiteExperienceStorage,
+) -> None:
+    """Exactly one record per task (issue: trust the run, 6): a step stored again after
+    a resume replaces its records, a step that fails to store leaves none behind."""
+    first = [TaskRecord("arith", "1", str(t), "ok", None, 1, 1, 0.1) for t in range(2)]
+    storage.write([make_experience(0)], {"explorer": {"step": 1}}, first)
+    other = [TaskRecord("arith-eval", "1", "0", "ok", None, 1, 1, 0.1)]
+    storage.write_task_results(other)  # same batch name, another taskset: kept
+    rerun = [TaskRecord("arith", "1", str(t), "failed", "boom", 2, 0, 0.2) for t in range(2)]
+    storage.write([], {"explorer": {"step": 1}}, rerun)
+    assert storage.task_results() == other + rerun
+    bad = make_experience(1)
+    bad.info["handle"] = object()
+    step2 = [TaskRecord("arith", "2", "5", "ok", None, 1, 1, 0.1)]
+    with pytest.raises(TypeError):
+        storage.write([bad], {"explorer": {"step": 2}}, step2)
+    assert storage.task_results() == other + rerun  # nothing of step 2 landed
+    assert storage.read_state("explorer") == {"step": 1}

@@ -186,14 +186,18 @@ RELEASE = threading.Event()
 
 @WORKFLOWS.register_module("test_hangs_in_a_thread", force=True)
 class HangsInAThread(Workflow):
-    """Odd questions hand a call that never returns to the loop's default executor."""
+    """Odd questions hand a call that never returns to the loop's default executor,
+    through ``asyncio.to_thread`` or ``loop.run_in_executor(None, ...)``."""
 
     is_async = True
     can_repeat = True
 
     async def run_async(self):
-        if int(self.task.raw_task["answer"]) % 2:
+        answer = int(self.task.raw_task["answer"])
+        if answer % 4 == 1:
             await asyncio.to_thread(RELEASE.wait)
+        elif answer % 4 == 3:
+            await asyncio.get_running_loop().run_in_executor(None, RELEASE.wait)
         exps = await self.model.chat_async(
             [{"role": "user", "content": self.task.raw_task["question"]}], n=self.repeat_times
         )
@@ -241,3 +245,21 @@ def test_each_task_is_recorded_once_when_a_step_runs_again(tmp_path, monkeypatch
     records = storage.task_results()
     assert len(records) == 8  # simple_workflow makes its 4 repeats in one request
     assert storage.count() == 8 * 4
+
+
+def test_eval_run_again_at_the_same_step_records_each_task_once(tmp_path):
+    """An eval pass repeated after a resume replaces its records instead of adding more."""
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path)
+    for _ in range(2):
+        explorer = Explorer.from_config(
+            cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+        )
+        try:
+            asyncio.run(explorer.evaluate(step=3))
+        finally:
+            explorer.close()
+    records = SQLiteExperienceStorage(cfg.storage_path).task_results()
+    assert sorted(r.task for r in records if r.taskset == "arith-eval") == [
+        str(i) for i in range(5)
+    ]
