@@ -223,7 +223,7 @@ class Explorer:
     async def _run_tasks(
         self, tasks: list[Task], taskset: str, description: str
     ) -> list[TaskResult]:
-        daemon_executor.install(asyncio.get_running_loop())
+        daemon_executor.install(asyncio.get_running_loop(), stale_after=self.cfg.max_timeout)
         requests = make_requests(
             tasks,
             taskset=taskset,
