@@ -106,3 +106,15 @@ def test_names_resolve_to_classes_as_trinity_workflows_expect() -> None:
     assert unknown.workflow == "no_such_workflow"  # left as given; workflow_cls names the error
     with pytest.raises(Exception, match="no_such_workflow"):
         unknown.workflow_cls  # noqa: B018
+
+
+def test_a_class_set_after_construction_is_what_to_dict_sends() -> None:
+    """The registered name is sent only while the field still holds the class it named."""
+    task = Task(workflow="math_workflow", reward_fn="math_reward")
+    task.workflow = DummyWorkflow
+    task.reward_fn = "format_reward"
+    assert not isinstance(task.reward_fn, str)  # resolved on assignment too
+    data = task.to_dict()
+    assert data["workflow"] == f"{__name__}.DummyWorkflow"
+    assert data["reward_fn"] == "format_reward"
+    assert Task.from_dict(data).workflow is DummyWorkflow

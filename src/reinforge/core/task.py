@@ -29,6 +29,17 @@ def _resolve(kind: str, value: Any) -> Any:
     return _resolvers[kind](value)
 
 
+def _try_resolve(kind: str, name: str) -> Any:
+    """The class ``name`` stands for, or None when it does not resolve (yet)."""
+    try:
+        return _resolve(kind, name)
+    except Exception:  # an unknown name: kept as given; workflow_cls raises the reason
+        return None
+
+
+_CLASS_FIELDS = frozenset({"workflow", "reward_fn"})
+
+
 def _qualified_name(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -40,11 +51,14 @@ class Task:
     """One unit of work for a workflow.
 
     ``workflow`` and ``reward_fn`` may be given as classes or registered names (or
-    dotted paths); names are resolved to the classes on construction, as Trinity-RFT
-    workflows expect (``self.task.reward_fn(**self.task.reward_fn_args)``). ``raw_task`` is the taskset row as read; ``format_args`` says which of
-    its keys hold the prompt and the reference answer; ``rollout_args`` are the
-    sampling settings; ``workflow_args`` / ``reward_fn_args`` are free-form
-    per-taskset options.
+    dotted paths); a name is resolved to its class when it is set, as Trinity-RFT
+    workflows expect (``self.task.reward_fn(**self.task.reward_fn_args)``), and
+    ``to_dict`` sends the name again. A name that does not resolve (yet) stays a
+    string, and ``workflow_cls`` / ``reward_fn_cls`` raise the registry's error.
+
+    ``raw_task`` is the taskset row as read; ``format_args`` says which of its keys
+    hold the prompt and the reference answer; ``rollout_args`` are the sampling
+    settings; ``workflow_args`` / ``reward_fn_args`` are free-form per-taskset options.
     """
 
     workflow: Any = None
@@ -60,21 +74,23 @@ class Task:
     task_id: int | str = ""
     index: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        # Trinity-RFT types both as classes, and its workflows call
-        # ``self.task.reward_fn(**self.task.reward_fn_args)``: a name given here is
-        # resolved to its class now (and kept for ``to_dict``). A name that does not
-        # resolve yet stays a string; ``workflow_cls`` then raises the registry's error.
-        self._names: dict[str, str] = {}
-        for kind in ("workflow", "reward_fn"):
-            value = getattr(self, kind)
-            if isinstance(value, str):
-                try:
-                    resolved = _resolve(kind, value)
-                except Exception:
-                    continue
-                self._names[kind] = value
-                setattr(self, kind, resolved)
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _CLASS_FIELDS and isinstance(value, str):
+            resolved = _try_resolve(name, value)
+            if resolved is not None:
+                # A new dict, not an update: a copy.copy() of this task must not share it.
+                names = {**self.__dict__.get("_names", {}), name: (value, resolved)}
+                object.__setattr__(self, "_names", names)
+                value = resolved
+        super().__setattr__(name, value)
+
+    def _plain(self, kind: str) -> str | None:
+        """The registered name ``kind`` was set by, while it still holds that class."""
+        value = getattr(self, kind)
+        name, resolved = self.__dict__.get("_names", {}).get(kind, (None, None))
+        if name is not None and value is resolved:
+            return name
+        return _qualified_name(value)
 
     @property
     def workflow_cls(self) -> type:
@@ -107,14 +123,14 @@ class Task:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (classes become dotted paths) for crossing process boundaries."""
         return {
-            "workflow": self._names.get("workflow") or _qualified_name(self.workflow),
+            "workflow": self._plain("workflow"),
             "repeat_times": self.repeat_times,
             "format_args": self.format_args.to_dict(),
             "rollout_args": self.rollout_args.to_dict(),
             "workflow_args": dict(self.workflow_args),
             "reward_fn_args": dict(self.reward_fn_args),
             "is_eval": self.is_eval,
-            "reward_fn": self._names.get("reward_fn") or _qualified_name(self.reward_fn),
+            "reward_fn": self._plain("reward_fn"),
             "raw_task": self.raw_task,
             "batch_id": self.batch_id,
             "task_id": self.task_id,
