@@ -181,3 +181,23 @@ def test_a_worker_that_dies_mid_call_is_retried_then_fails_loudly(
         assert call_with_timeout("operator:add", (1, 2), timeout=5).value == 3
     finally:
         shutdown_workers()
+
+
+def test_a_call_cut_off_by_shutdown_is_an_error_not_a_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from reinforge.rewards.worker_pool import WorkerPool
+
+    pool = WorkerPool(1)
+    pool.call("operator:add", (1, 1), {}, timeout=30)  # started and idle
+    outcomes = []
+    busy = threading.Thread(
+        target=lambda: outcomes.append(pool.call("time:sleep", (30,), {}, timeout=60))
+    )
+    busy.start()
+    while not pool.worker_pids() or pool._idle:  # wait until the sleep holds the worker
+        time.sleep(0.01)
+    pool.shutdown()
+    busy.join(timeout=30)
+    assert outcomes and outcomes[0].status == "error"  # not retried, not raised
+    assert "retrying" not in caplog.text

@@ -121,3 +121,31 @@ def test_prompt_template_wraps_the_row_prompt():
         "role": "user",
         "content": "What is 2 + 3? Answer with just the number.",
     }
+
+
+@REWARD_FUNCTIONS.register_module("test_checker_that_kills_its_worker")
+class CheckerThatKillsItsWorker(RewardFn):
+    """Scores through a guarded checker that always kills its worker process."""
+
+    def __call__(self, response, truth=None, prompt=None, **kwargs):
+        from reinforge.rewards import call_with_timeout
+
+        outcome = call_with_timeout("dying_checker:check", (response,), timeout=20)
+        return {"accuracy": float(outcome.value_or(0.0))}
+
+
+def test_a_reward_worker_that_always_dies_fails_the_task_with_the_reason(tmp_path, monkeypatch):
+    from reinforge.explorer import Scheduler, WorkflowRunner, make_requests
+    from reinforge.rewards.timeout import shutdown_workers
+
+    (tmp_path / "dying_checker.py").write_text("import os\n\ndef check(r):\n    os._exit(7)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shutdown_workers()  # new workers copy this sys.path
+    task = make_task("simple_workflow", reward="test_checker_that_kills_its_worker")
+    requests = make_requests([task], taskset="t", timeout=60, max_retries=0)
+    try:
+        results = asyncio.run(Scheduler([WorkflowRunner(MockEngine())]).run(requests))
+    finally:
+        shutdown_workers()
+    assert results and all(not r.ok and not r.experiences for r in results)
+    assert all("dying_checker:check" in r.error and "exit code 7" in r.error for r in results)

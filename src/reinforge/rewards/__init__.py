@@ -15,6 +15,7 @@ from reinforge.rewards.math_reward import MathReward
 from reinforge.rewards.reasoning_gym_reward import ReasoningGymReward
 from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn
 from reinforge.rewards.timeout import call_with_timeout
+from reinforge.rewards.worker_pool import RewardWorkerCrashed
 
 __all__ = [
     "REWARD_FUNCTIONS",
@@ -26,6 +27,7 @@ __all__ = [
     "MathReward",
     "ReasoningGymReward",
     "RewardFn",
+    "RewardWorkerCrashed",
     "call_with_timeout",
     "extract_answer",
     "last_boxed",

@@ -1,8 +1,12 @@
-"""The result of a guarded call: a value, a timeout, or an error, never an exception.
+"""The result of a guarded call: a value, a timeout, or an error.
 
 Reward code must not crash a rollout because one response made a checker hang or
 raise, so guarded calls report what happened as data and let the caller decide
-(the built-in rewards score anything but ``ok`` as wrong).
+(the built-in rewards score anything but ``ok`` as wrong). A hang is taken as
+the response's doing (sympy spinning on a pathological expression) and scores 0.
+A worker process that dies is not: it says nothing about the answer, so the pool
+retries the call once and then raises ``RewardWorkerCrashed``, failing the task
+with the reason; callers never see a ``"crashed"`` outcome.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-#: "crashed": the worker process died during the call (retried once by the pool)
+#: "crashed": the worker process died during the call (the pool retries it, then raises)
 CallStatus = Literal["ok", "timeout", "error", "crashed"]
 
 

@@ -68,7 +68,9 @@ def call_with_timeout(
 
     Does not raise for what happens inside the call: an exception becomes an
     ``"error"`` outcome and an overrun a ``"timeout"`` one (the worker that ran it
-    is killed; the next call starts a fresh one). A call that kills its worker
+    is killed, a warning is logged and the next call starts a fresh one; the
+    built-in rewards score a timeout 0, as a response that hangs the checker is
+    taken to be wrong). A call that kills its worker
     process (a segfault, ``os._exit``, the OOM killer) is run once more on a fresh
     worker; if that dies too, ``RewardWorkerCrashed`` is raised, so the task fails
     with the reason instead of a correct answer silently scoring 0. Concurrent

@@ -140,7 +140,8 @@ class WorkerProcess:
     def kill_process(self) -> None:
         """Kill and reap the process but leave the socket to the thread that may be using it.
 
-        That thread then reads end-of-file and gets an error outcome at once.
+        That thread then reads end-of-file at once (and, the pool being shut down,
+        returns an error outcome rather than retrying).
         """
         if self._proc.poll() is None:
             self._proc.kill()
@@ -173,33 +174,36 @@ class WorkerPool:
         self._closed = False
 
     def call(self, target: str, args: tuple, kwargs: dict[str, Any], timeout: float) -> CallOutcome:
-        """Run ``target`` on a pooled worker; see :meth:`WorkerProcess.call`."""
-        try:
-            worker = self._acquire()
-        except WorkerError as exc:
-            return CallOutcome("error", error=str(exc))
-        try:
-            outcome = worker.call(target, args, kwargs, timeout)
-        finally:
-            self._release(worker)
+        """Run ``target`` on a pooled worker; see :meth:`WorkerProcess.call`.
+
+        A worker that dies mid-call says nothing about the answer: the call runs again
+        on a fresh worker, and if that dies too it raises :class:`RewardWorkerCrashed`
+        (naming ``target`` and the exit code or signal) instead of scoring it 0.
+        """
+        outcome = self._call_once(target, args, kwargs, timeout)
         if outcome.status != "crashed":
             return outcome
-        # A worker that dies mid-call says nothing about the answer: run it again on a
-        # fresh worker, and if that dies too, fail loudly instead of scoring it 0.
+        if self._closed:  # shutdown() killed it: not a crash, and nothing to retry on
+            return CallOutcome("error", error=f"{target}: the worker pool shut down mid-call")
         logger.warning("reward worker died (%s); retrying on a fresh worker", outcome.error)
-        try:
-            worker = self._acquire()
-        except WorkerError as exc:
-            return CallOutcome("error", error=str(exc))
-        try:
-            outcome = worker.call(target, args, kwargs, timeout)
-        finally:
-            self._release(worker)
+        outcome = self._call_once(target, args, kwargs, timeout)
         if outcome.status == "crashed":
             raise RewardWorkerCrashed(
                 f"reward function {target} killed its worker process twice: {outcome.error}"
             )
         return outcome
+
+    def _call_once(
+        self, target: str, args: tuple, kwargs: dict[str, Any], timeout: float
+    ) -> CallOutcome:
+        try:
+            worker = self._acquire()
+        except WorkerError as exc:
+            return CallOutcome("error", error=str(exc))
+        try:
+            return worker.call(target, args, kwargs, timeout)
+        finally:
+            self._release(worker)
 
     def _acquire(self) -> WorkerProcess:
         with self._cond:
