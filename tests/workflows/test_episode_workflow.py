@@ -746,3 +746,21 @@ def test_any_exception_inside_ends_as_an_error_episode() -> None:
     episode = run_episode(wf, {"target": 1}, uid="7:0")
     assert episode.termination_reason == TerminationReason.ERROR and episode.id == "7:0"
     assert "metric bookkeeping broke" in episode.info["error"]["error_message"]
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+class RaisesUnprintable(GuessWorkflow):
+    async def run(self, task: dict, uid: str, **kwargs) -> Episode | None:
+        raise Unprintable()
+
+
+def test_an_exception_that_cannot_be_printed_still_ends_as_error() -> None:
+    wf = RaisesUnprintable(rollout_engine=ModelWrapperEngine(make_model()))
+    episode = run_episode(wf, {"target": 1})
+    assert episode.termination_reason == TerminationReason.ERROR
+    assert episode.info["error"]["error_type"] == "Unprintable"
+    assert "Unprintable" in episode.info["error"]["traceback"]

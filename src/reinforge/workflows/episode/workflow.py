@@ -144,8 +144,10 @@ class EpisodeWorkflow(ABC):
         * raises anything else → ``ERROR``, with type, message and traceback stored in
           ``episode.info["error"]``.
 
-        Trajectories recorded before the end are kept in every case. Cancellation
-        (``CancelledError``) is not caught: it belongs to whoever cancelled.
+        Trajectories recorded before the end are kept, unless finishing the episode
+        (rewards, metrics: ``postprocess_episode``) raises itself: that still ends as
+        an ``ERROR`` episode, without them. No exception escapes but cancellation
+        (``CancelledError``), which belongs to whoever cancelled.
         """
         try:
             return await self._run_and_finish(task, uid, **kwargs)
@@ -345,8 +347,13 @@ Workflow = EpisodeWorkflow
 
 
 def _error_info(exc: BaseException) -> dict[str, str]:
+    """Type, message and traceback of ``exc``, even when its ``__str__`` itself fails."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<{type(exc).__name__}: str() failed>"
     return {
         "error_type": type(exc).__name__,
-        "error_message": str(exc),
+        "error_message": message,
         "traceback": "".join(traceback.format_exception(exc)),
     }
