@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -131,6 +131,24 @@ def _interrupted(message: str, signum: int) -> typer.Exit:
     return typer.Exit(code=128 + signum)
 
 
+def _drive(session: Any, cfg: ReinforgeConfig, work: Any, interrupted: str) -> Any:
+    """Await ``work`` in ``session`` (operators prepared and closed around it), then
+    close the session. User errors become one line and exit 2; Ctrl-C / SIGTERM print
+    ``interrupted`` (or what a ``RunInterrupted`` says) and exit 128 + the signal."""
+    from reinforge.launcher.modes import RunInterrupted
+
+    with _sigterm_as_interrupt() as stop_signal:
+        try:
+            return asyncio.run(session.run(work))
+        except _USER_ERRORS as exc:
+            raise _fail(exc, cfg.storage_path) from None
+        except (RunInterrupted, KeyboardInterrupt) as exc:
+            said = str(exc) if isinstance(exc, RunInterrupted) else interrupted
+            raise _interrupted(said, stop_signal[0]) from None
+        finally:
+            session.close()
+
+
 @app.command()
 def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> None:
     """Run workflows over the training taskset and store the experiences in the buffer."""
@@ -140,16 +158,8 @@ def explore(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
-    with _sigterm_as_interrupt() as stop_signal:
-        try:
-            summary = asyncio.run(session.run(session.explorer.explore))
-        except _USER_ERRORS as exc:
-            raise _fail(exc, cfg.storage_path) from None
-        except KeyboardInterrupt:
-            stored = f"interrupted; the steps finished before are stored in {cfg.storage_path}"
-            raise _interrupted(stored, stop_signal[0]) from None
-        finally:
-            session.close()
+    stored = f"interrupted; the steps finished before are stored in {cfg.storage_path}"
+    summary = _drive(session, cfg, session.explorer.explore, stored)
     rows: dict[str, object] = {
         "steps": summary.steps,
         "tasks": summary.tasks,
@@ -175,15 +185,7 @@ def evaluate(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) 
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
     reporter = session.reporter
-    with _sigterm_as_interrupt() as stop_signal:
-        try:
-            metrics = asyncio.run(session.run(session.explorer.evaluate))
-        except _USER_ERRORS as exc:
-            raise _fail(exc, cfg.storage_path) from None
-        except KeyboardInterrupt:
-            raise _interrupted("interrupted", stop_signal[0]) from None
-        finally:
-            session.close()
+    metrics = _drive(session, cfg, session.explorer.evaluate, "interrupted")
     reporter.summary(f"eval: {cfg.project}/{cfg.name}", metrics)
     for key, value in metrics.items():
         if "/mean@" in key:
@@ -196,7 +198,7 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
 
     Re-running on an existing run directory resumes it.
     """
-    from reinforge.launcher.modes import MODES, RunInterrupted, check_mode
+    from reinforge.launcher.modes import MODES, check_mode
     from reinforge.monitor import plot_run
 
     try:
@@ -210,16 +212,7 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
         session = RunSession.open(cfg)
     except _USER_ERRORS as exc:
         raise _fail(exc) from None
-    with _sigterm_as_interrupt() as stop_signal:
-        try:
-            result = asyncio.run(session.run(lambda: MODES[cfg.mode](session)))
-        except _USER_ERRORS as exc:
-            raise _fail(exc, cfg.storage_path) from None
-        except (RunInterrupted, KeyboardInterrupt) as exc:
-            said = str(exc) if isinstance(exc, RunInterrupted) else "interrupted"
-            raise _interrupted(said, stop_signal[0]) from None
-        finally:
-            session.close()
+    result = _drive(session, cfg, lambda: MODES[cfg.mode](session), "interrupted")
     session.reporter.summary(f"run ({cfg.mode}): {cfg.project}/{cfg.name}", result)
     if cfg.monitor.plot and cfg.monitor.jsonl:
         paths = plot_run(session.run_dir)
