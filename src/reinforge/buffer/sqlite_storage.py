@@ -117,7 +117,7 @@ _UPSERT_STATE = (
 
 @dataclass
 class TaskRecord:
-    """Outcome of one task as stored: ``status`` is ok, failed, timeout or invalid."""
+    """Outcome of one task as stored: ``status`` is ok, failed, timeout, invalid or masked."""
 
     taskset: str
     batch: str

@@ -110,6 +110,20 @@ class Experience:
     def response_tokens(self) -> torch.Tensor:
         return self.tokens[self.prompt_length :]
 
+    def mask(self, reason: str) -> None:
+        """Keep this experience out of training, saying why (e.g. its judge failed).
+
+        The explorer counts masked experiences per reason in the step metrics, records
+        the reason with the task, and does not store them for the trainer; their
+        metrics (a gold reward, ``judge_success``) still count in the step's numbers.
+        """
+        self.info["masked"] = reason
+
+    @property
+    def masked(self) -> str | None:
+        """Why this experience is kept out of training, or None."""
+        return self.info.get("masked")
+
     @staticmethod
     def group_by(
         experiences: Iterable[Experience], id_type: str = "task"

@@ -28,11 +28,12 @@ from reinforge.explorer import daemon_executor
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.explorer_config import ExplorerConfig
-from reinforge.explorer.messages import INVALID, TaskResult
+from reinforge.explorer.messages import INVALID, MASKED, TaskResult
 from reinforge.explorer.reporter import Reporter
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.explorer.scheduler import Scheduler, make_requests
 from reinforge.models import InferenceEngine
+from reinforge.models.auxiliary import AuxiliaryModels
 from reinforge.models.model_config import ModelConfig
 
 T = TypeVar("T")
@@ -57,21 +58,36 @@ class ExploreSummary:
     elapsed: float = 0.0
 
 
+def _masked_reason(result: TaskResult) -> str | None:
+    """Why every experience of a successful task is masked, or None if some are kept."""
+    reasons = [e.masked for e in result.experiences]
+    if result.ok and reasons and all(reasons):
+        return "; ".join(sorted(set(reasons)))  # type: ignore[arg-type]
+    return None
+
+
 def task_records(results: list[TaskResult]) -> list[TaskRecord]:
-    """One stored record per task request: its outcome, error, attempts and time."""
-    return [
-        TaskRecord(
-            r.taskset,
-            r.batch_id,
-            r.task_id,
-            r.status,
-            r.error,
-            r.attempts,
-            len(r.experiences),
-            r.elapsed,
+    """One stored record per task request: its outcome, error, attempts and time. A task
+    whose experiences are all masked is recorded as 'masked' with the reason."""
+    records = []
+    for r in results:
+        reason = _masked_reason(r)
+        status, error = (MASKED, reason) if reason else (r.status, r.error)
+        kept = sum(e.masked is None for e in r.experiences)
+        records.append(
+            TaskRecord(r.taskset, r.batch_id, r.task_id, status, error, r.attempts, kept, r.elapsed)
         )
-        for r in results
-    ]
+    return records
+
+
+def masked_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
+    """How many experiences are masked, in all and per reason (the reason's first word)."""
+    masked = [e.masked for e in exps if e.masked is not None]
+    out = {f"{prefix}masked_experiences": float(len(masked))}
+    for reason in masked:
+        key = f"{prefix}masked/{reason.split(':')[0].split()[0]}"
+        out[key] = out.get(key, 0.0) + 1.0
+    return out
 
 
 def score_of(exp: Experience) -> float:
@@ -89,7 +105,7 @@ def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
         f"{prefix}experiences": float(len(exps)),
     }
     if exps:
-        rewards = [e.reward for e in exps if e.reward is not None]
+        rewards = [e.reward for e in exps if e.reward is not None and e.masked is None]
         if rewards:
             out[f"{prefix}reward_mean"] = float(np.mean(rewards))
             out[f"{prefix}reward_std"] = float(np.std(rewards))
@@ -146,8 +162,10 @@ class Explorer:
         reporter: Reporter | None = None,
         pipeline: ExperiencePipeline | None = None,
         scheduler: Any = None,
+        auxiliary: AuxiliaryModels | None = None,
     ) -> None:
         self.engine = engine
+        self.auxiliary = auxiliary
         self.pipeline = pipeline
         self._tasks: list[Task] = []
         self._taskset_name = ""
@@ -170,6 +188,7 @@ class Explorer:
                 default_max_tokens=max_response_tokens,
                 enable_history=explorer.rollout_model.enable_history,
                 history_shape=explorer.rollout_model.history_shape,
+                auxiliary_models=auxiliary.clients() if auxiliary else None,
             )
             for i in range(explorer.runner_concurrency)
         ]
@@ -187,6 +206,11 @@ class Explorer:
         reporter: Reporter | None = None,
     ) -> Explorer:
         engine = model.create_engine()
+        try:
+            auxiliary = AuxiliaryModels.from_configs(explorer.auxiliary_models, engine)
+        except BaseException:
+            engine.close()
+            raise
         return cls(
             engine,
             buffer=buffer,
@@ -196,6 +220,7 @@ class Explorer:
             max_response_tokens=model.max_response_tokens,
             config_dir=config_dir,
             reporter=reporter,
+            auxiliary=auxiliary,
         )
 
     def _load(self, taskset: TasksetConfig) -> list[Task]:
@@ -272,6 +297,8 @@ class Explorer:
         )
         exps = [e for r in results for e in r.experiences]
         metrics: dict[str, float] = {"step": step, **step_metrics(results, "explore/")}
+        metrics.update(masked_metrics(exps, "explore/"))
+        exps = [e for e in exps if e.masked is None]
         if self.pipeline is not None:
             exps, pipe_metrics = await self.pipeline.process(exps)
             metrics.update(pipe_metrics)
@@ -330,5 +357,7 @@ class Explorer:
     def close(self) -> None:
         self._io_pool.shutdown(wait=True)
         self.scheduler.close()
+        if self.auxiliary is not None:
+            self.auxiliary.close()
         self.engine.close()
         self.storage.close()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from reinforge.models.auxiliary.config import AuxiliaryModelConfig
 
 
 class _Strict(BaseModel):
@@ -36,3 +38,16 @@ class ExplorerConfig(_Strict):
     eval_interval: int | None = Field(None, ge=1, description="evaluate every N steps (run mode)")
     eval_on_start: bool = Field(True, description="evaluate before the first step (run mode)")
     rollout_model: RolloutModelConfig = Field(default_factory=RolloutModelConfig)
+    auxiliary_models: list[AuxiliaryModelConfig] = Field(
+        default_factory=list,
+        description="judges, reward models and tools next to the policy (never trained)",
+    )
+
+    @field_validator("auxiliary_models")
+    @classmethod
+    def _unique_names(cls, models: list[AuxiliaryModelConfig]) -> list[AuxiliaryModelConfig]:
+        names = [m.name for m in models]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"auxiliary model names must be unique; repeated: {repeated}")
+        return models

@@ -13,6 +13,8 @@ from typing import Any
 from reinforge.core import Experience
 
 OK, FAILED, TIMEOUT, INVALID = "ok", "failed", "timeout", "invalid"
+#: a task that ran but whose every experience was masked (e.g. its judge failed)
+MASKED = "masked"
 
 
 @dataclass

@@ -71,6 +71,7 @@ class _RunnerPool:
         concurrency: int,
         runner_args: dict[str, Any],
         setup: tuple[Callable[..., Any], tuple] | None = None,
+        auxiliary_specs: list[dict[str, Any]] | None = None,
     ) -> None:
         import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
 
@@ -80,6 +81,8 @@ class _RunnerPool:
         self.tokenizer_path = tokenizer_path
         self.concurrency = concurrency
         self.runner_args = runner_args
+        self.auxiliary_specs = auxiliary_specs or []
+        self.auxiliary: Any = None
         self.state: PolicyState | None = None
         self.engine: Any = None
         self._free: asyncio.Queue | None = None
@@ -92,9 +95,19 @@ class _RunnerPool:
             self.engine = OpenAIEngine(
                 list(state.urls), model=state.model, tokenizer_path=self.tokenizer_path, check=False
             )
+            from reinforge.models.auxiliary import AuxiliaryModels
+
+            self.auxiliary = AuxiliaryModels.from_specs(self.auxiliary_specs, self.engine)
             self._free = asyncio.Queue()
             for i in range(self.concurrency):
-                self._free.put_nowait(WorkflowRunner(self.engine, runner_id=i, **self.runner_args))
+                self._free.put_nowait(
+                    WorkflowRunner(
+                        self.engine,
+                        runner_id=i,
+                        auxiliary_models=self.auxiliary.clients(),
+                        **self.runner_args,
+                    )
+                )
         elif state.urls != self.state.urls:
             self.engine.set_urls(list(state.urls))
         self.engine.served_model = state.model
@@ -261,6 +274,7 @@ class RayScheduler:
         policy_state: Callable[[], PolicyState],
         setup: tuple[Callable[..., Any], tuple] | None = None,
         placement: Placement | None = None,
+        auxiliary_specs: list[dict[str, Any]] | None = None,
     ) -> None:
         import ray
 
@@ -274,7 +288,7 @@ class RayScheduler:
         }
         self.actors = [
             actor_cls.options(**base, **(placement.runner(i) if placement else {})).remote(
-                tokenizer_path, per_actor, runner_args, setup
+                tokenizer_path, per_actor, runner_args, setup, auxiliary_specs
             )
             for i in range(cluster.runner_actors)
         ]

@@ -253,7 +253,9 @@ class WorkflowRunner:
 
     def _stamp(self, exps: Any, task: Task, request: TaskRequest) -> list[Experience]:
         """Check what a workflow returned and give each experience its ids: batch, task,
-        and for workflows that run once per repeat, the run (``request.run_id_base``)."""
+        and for workflows that run once per repeat, the run (``request.run_id_base``).
+        A task id the workflow set to ``"<task id>-<name>"`` is kept: it puts those
+        experiences in a group of their own (e.g. a trainable judge's samples)."""
         if not isinstance(exps, list) or not all(isinstance(e, Experience) for e in exps):
             raise TypeError(
                 f"workflow {task.workflow_cls.__name__} returned {type(exps).__name__}; expected list[Experience]"
@@ -263,10 +265,12 @@ class WorkflowRunner:
         version = self.model.model_version
         number_runs = not task.workflow_cls.can_repeat
         batch_id, task_id, taskset = task.batch_id, task.task_id, request.taskset
+        prefix = str(task_id)
         for exp in exps:
             eid = exp.eid
             eid.batch = batch_id
-            eid.task = task_id
+            if not (isinstance(eid.task, str) and eid.task.startswith(prefix + "-")):
+                eid.task = task_id  # a workflow's own sub-group ("7-ruler") is kept
             if number_runs and eid.run == 0:
                 eid.run = request.run_id_base
             info = exp.info

@@ -15,6 +15,7 @@ from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.explorer import Explorer
 from reinforge.launcher.plugins import load_plugins
 from reinforge.models import resolve_model_path
+from reinforge.models.auxiliary import AuxiliaryModels
 from reinforge.monitor import (
     ConsoleReporter,
     JsonlMetrics,
@@ -95,7 +96,11 @@ def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
 
 
 def make_ray_scheduler(
-    cfg: ReinforgeConfig, engine: Any, model_dir: Path, placement: Any = None
+    cfg: ReinforgeConfig,
+    engine: Any,
+    model_dir: Path,
+    placement: Any = None,
+    auxiliary: AuxiliaryModels | None = None,
 ) -> Any:
     """Runner actors over the policy's vLLM replicas (``cluster.backend: ray``)."""
     from reinforge.explorer.ray_backend import PolicyState, RayScheduler
@@ -114,6 +119,7 @@ def make_ray_scheduler(
         policy_state=lambda: PolicyState(*engine.policy_state()),
         setup=(load_plugins, (cfg.plugins, cfg.config_dir)),
         placement=placement,
+        auxiliary_specs=auxiliary.remote_specs() if auxiliary else None,
     )
 
 
@@ -148,9 +154,11 @@ class RunSession:
             engine = model.create_engine(server_factory=replica_factory(cfg.cluster, placement))
         else:
             engine = model.create_engine()
+        auxiliary: AuxiliaryModels | None = None
         reporter: ConsoleReporter | None = None
         storage: SQLiteExperienceStorage | None = None
         try:
+            auxiliary = AuxiliaryModels.from_configs(cfg.explorer.auxiliary_models, engine)
             run_dir = cfg.resolved_run_dir
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
@@ -166,13 +174,17 @@ class RunSession:
             pipe_cfg = cfg.buffer.experience_pipeline
             pipeline = (
                 ExperiencePipeline(
-                    [op.model_dump() for op in pipe_cfg.operators], on_error=pipe_cfg.on_error
+                    [op.model_dump() for op in pipe_cfg.operators],
+                    auxiliary.for_operators(),
+                    on_error=pipe_cfg.on_error,
                 )
                 if with_pipeline and pipe_cfg.operators
                 else None
             )
             scheduler = (
-                make_ray_scheduler(cfg, engine, model_dir, placement) if ray_backend else None
+                make_ray_scheduler(cfg, engine, model_dir, placement, auxiliary)
+                if ray_backend
+                else None
             )
             explorer = Explorer(
                 engine,
@@ -185,8 +197,11 @@ class RunSession:
                 reporter=reporter,
                 pipeline=pipeline,
                 scheduler=scheduler,
+                auxiliary=auxiliary,
             )
         except BaseException:
+            if auxiliary is not None:
+                auxiliary.close()
             engine.close()
             if storage is not None:
                 storage.close()

@@ -15,6 +15,7 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import fields
 from typing import Any
 
@@ -111,6 +112,7 @@ class ModelWrapper:
         default_max_tokens: int = 256,
         chat_template: str | None = None,
         history_shape: str = "turn",
+        request_timeout: float | None = None,
     ) -> None:
         if history_shape not in HISTORY_SHAPES:
             raise ValueError(
@@ -121,6 +123,9 @@ class ModelWrapper:
         self.enable_history = enable_history
         self.history_shape = history_shape
         self.default_max_tokens = default_max_tokens
+        #: seconds a chat/generate call waits for the engine before it is cancelled and
+        #: raises TimeoutError (None: no limit; the runner's task timeout still applies)
+        self.request_timeout = request_timeout
         self.chat_template = chat_template
         self.history: list[Experience] = []
         self._history_lock = threading.Lock()
@@ -349,6 +354,23 @@ class ModelWrapper:
         fut.add_done_callback(self._forget)
         return fut
 
+    def _wait(self, fut: Future) -> Any:
+        """The engine's answer, within ``request_timeout`` (then the request is cancelled)."""
+        try:
+            return fut.result(timeout=self.request_timeout)
+        except FutureTimeout:
+            fut.cancel()
+            raise TimeoutError(f"no reply from the engine within {self.request_timeout}s") from None
+
+    async def _wait_async(self, fut: Future) -> Any:
+        if self.request_timeout is None:
+            return await asyncio.wrap_future(fut)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut), self.request_timeout)
+        except TimeoutError:
+            fut.cancel()
+            raise TimeoutError(f"no reply from the engine within {self.request_timeout}s") from None
+
     def _closed_error(self) -> RuntimeError:
         return RuntimeError(
             "this ModelWrapper is closed (its task timed out or was abandoned, or the "
@@ -404,25 +426,25 @@ class ModelWrapper:
     ) -> list[Experience]:
         """Sample ``n`` replies to a conversation; one Experience per reply."""
         fut, ctx = self._submit_chat(messages, tools, kwargs)
-        return self._experiences(ctx[0], ctx[1], fut.result(), *ctx[2:])
+        return self._experiences(ctx[0], ctx[1], self._wait(fut), *ctx[2:])
 
     async def chat_async(
         self, messages: list[dict[str, Any]], tools: list[dict] | None = None, **kwargs: Any
     ) -> list[Experience]:
         fut, ctx = self._submit_chat(messages, tools, kwargs)
-        completions = await asyncio.wrap_future(fut)
+        completions = await self._wait_async(fut)
         return self._experiences(ctx[0], ctx[1], completions, *ctx[2:])
 
     def generate(self, prompts: list[str], **kwargs: Any) -> list[Experience]:
         """Complete raw prompts (no chat template); ``n`` Experiences per prompt, in order."""
         out: list[Experience] = []
         for fut, ctx in self._submit_generate(prompts, kwargs):
-            out.extend(self._experiences(ctx[0], ctx[1], fut.result(), *ctx[2:]))
+            out.extend(self._experiences(ctx[0], ctx[1], self._wait(fut), *ctx[2:]))
         return out
 
     async def generate_async(self, prompts: list[str], **kwargs: Any) -> list[Experience]:
         jobs = self._submit_generate(prompts, kwargs)
-        results = await asyncio.gather(*(asyncio.wrap_future(f) for f, _ in jobs))
+        results = await asyncio.gather(*(self._wait_async(f) for f, _ in jobs))
         out: list[Experience] = []
         for (_, ctx), completions in zip(jobs, results, strict=True):
             out.extend(self._experiences(ctx[0], ctx[1], completions, *ctx[2:]))

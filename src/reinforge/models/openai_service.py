@@ -449,6 +449,8 @@ class OpenAIService:
             return APIError(str(exc), param="messages", code="context_length_exceeded")
         if isinstance(exc, ValueError | TypeError):
             return APIError(str(exc))
+        if isinstance(exc, TimeoutError):
+            return APIError(str(exc), status=504, code="timeout")
         return APIError(f"{type(exc).__name__}: {exc}", status=500)
 
     def _finish_chat(self, exps: list[Experience], call: _Call) -> ServiceResponse:

@@ -5,6 +5,14 @@ from reinforge.workflows.envs import (
     SciWorldWorkflow,
     StepWiseFrozenLakeWorkflow,
 )
+from reinforge.workflows.judged import (
+    AsyncMathRMWorkflow,
+    AsyncMathRULERWorkflow,
+    MathRMWorkflow,
+    MathRULERWorkflow,
+    MathTrainableRULERWorkflow,
+    RubricJudgeWorkflow,
+)
 from reinforge.workflows.math import (
     AsyncMathBoxedWorkflow,
     AsyncMathEvalWorkflow,
@@ -28,6 +36,8 @@ __all__ = [
     "WORKFLOWS",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
+    "AsyncMathRMWorkflow",
+    "AsyncMathRULERWorkflow",
     "AsyncMathWorkflow",
     "AsyncRewardPropagationWorkflow",
     "AsyncSimpleWorkflow",
@@ -36,9 +46,13 @@ __all__ = [
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",
+    "MathRMWorkflow",
+    "MathRULERWorkflow",
+    "MathTrainableRULERWorkflow",
     "MathWorkflow",
     "MultiTurnWorkflow",
     "RewardPropagationWorkflow",
+    "RubricJudgeWorkflow",
     "SciWorldWorkflow",
     "SimpleWorkflow",
     "StepWiseFrozenLakeWorkflow",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 from reinforge.core import Experience, Task
@@ -21,6 +22,8 @@ class BaseSimpleWorkflow(Workflow):
     can_repeat = True
     default_reward_fn: str | None = None
     default_system_prompt: str | None = None
+    #: False for workflows that score without one (a judge); then ``reward_fn`` is None
+    needs_reward_fn: bool = True
 
     def __init__(
         self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None
@@ -52,14 +55,28 @@ class BaseSimpleWorkflow(Workflow):
             from reinforge.rewards import REWARD_FUNCTIONS
 
             reward_cls = REWARD_FUNCTIONS.get(self.default_reward_fn)
-        if reward_cls is None:
+        if reward_cls is None and not self.needs_reward_fn:
+            self.reward_fn = None
+        elif reward_cls is None:
             raise ValueError(
                 f"{type(self).__name__} needs a reward function: set default_reward_fn_type "
                 "in the taskset config"
             )
-        self.reward_fn = reward_cls(**task.reward_fn_args)
+        else:
+            self.reward_fn = self.make_reward_fn(reward_cls, task.reward_fn_args)
         self.repeat_times = task.repeat_times or self.rollout_args.n
         self.run_id_base = 0
+
+    def make_reward_fn(self, reward_cls: type, reward_fn_args: dict[str, Any]) -> Any:
+        """The reward function, built with the taskset's ``reward_fn_args``; one whose
+        constructor takes ``auxiliary_models`` (a model-based scorer) also gets those."""
+        try:
+            params = inspect.signature(reward_cls.__init__).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if "auxiliary_models" in params and "auxiliary_models" not in reward_fn_args:
+            return reward_cls(auxiliary_models=self.auxiliary_models, **reward_fn_args)
+        return reward_cls(**reward_fn_args)
 
     def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
         super().set_repeat_times(repeat_times, run_id_base)

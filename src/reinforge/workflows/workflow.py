@@ -117,6 +117,14 @@ class Workflow:
         )
         return self.is_async
 
+    def auxiliary_model(self, name: str | int | None = None) -> Any:
+        """The auxiliary model client named ``name`` (or at that index; the first when
+        None). A name the config lacks raises an error naming this workflow and the
+        models the config declares."""
+        from reinforge.models.auxiliary import pick_client
+
+        return pick_client(self.auxiliary_models, name, f"workflow {type(self).__name__}")
+
     def reset(self, task: Task) -> None:
         """Prepare this instance for another task (only called when ``can_reset``)."""
         raise NotImplementedError(
