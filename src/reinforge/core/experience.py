@@ -117,12 +117,12 @@ class Experience:
         the reason with the task, and does not store them for the trainer; their
         metrics (a gold reward, ``judge_success``) still count in the step's numbers.
         """
-        self.info["masked"] = reason
+        self.info["mask_reason"] = reason
 
     @property
-    def masked(self) -> str | None:
-        """Why this experience is kept out of training, or None."""
-        return self.info.get("masked")
+    def mask_reason(self) -> str | None:
+        """Why this experience is kept out of training (see ``mask``), or None."""
+        return self.info.get("mask_reason")
 
     @staticmethod
     def group_by(

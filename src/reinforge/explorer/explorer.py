@@ -60,7 +60,7 @@ class ExploreSummary:
 
 def _masked_reason(result: TaskResult) -> str | None:
     """Why every experience of a successful task is masked, or None if some are kept."""
-    reasons = [e.masked for e in result.experiences]
+    reasons = [e.mask_reason for e in result.experiences]
     if result.ok and reasons and all(reasons):
         return "; ".join(sorted(set(reasons)))  # type: ignore[arg-type]
     return None
@@ -73,7 +73,7 @@ def task_records(results: list[TaskResult]) -> list[TaskRecord]:
     for r in results:
         reason = _masked_reason(r)
         status, error = (MASKED, reason) if reason else (r.status, r.error)
-        kept = sum(e.masked is None for e in r.experiences)
+        kept = sum(e.mask_reason is None for e in r.experiences)
         records.append(
             TaskRecord(r.taskset, r.batch_id, r.task_id, status, error, r.attempts, kept, r.elapsed)
         )
@@ -82,7 +82,7 @@ def task_records(results: list[TaskResult]) -> list[TaskRecord]:
 
 def masked_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
     """How many experiences are masked, in all and per reason (the reason's first word)."""
-    masked = [e.masked for e in exps if e.masked is not None]
+    masked = [e.mask_reason for e in exps if e.mask_reason is not None]
     out = {f"{prefix}masked_experiences": float(len(masked))}
     for reason in masked:
         key = f"{prefix}masked/{reason.split(':')[0].split()[0]}"
@@ -105,7 +105,7 @@ def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
         f"{prefix}experiences": float(len(exps)),
     }
     if exps:
-        rewards = [e.reward for e in exps if e.reward is not None and e.masked is None]
+        rewards = [e.reward for e in exps if e.reward is not None and e.mask_reason is None]
         if rewards:
             out[f"{prefix}reward_mean"] = float(np.mean(rewards))
             out[f"{prefix}reward_std"] = float(np.std(rewards))
@@ -298,7 +298,7 @@ class Explorer:
         exps = [e for r in results for e in r.experiences]
         metrics: dict[str, float] = {"step": step, **step_metrics(results, "explore/")}
         metrics.update(masked_metrics(exps, "explore/"))
-        exps = [e for e in exps if e.masked is None]
+        exps = [e for e in exps if e.mask_reason is None]
         if self.pipeline is not None:
             exps, pipe_metrics = await self.pipeline.process(exps)
             metrics.update(pipe_metrics)

@@ -2,7 +2,7 @@
 
 Operators filter, re-score and annotate the experiences of one explore step
 (``reward_filter``, ``reward_std_filter``, ``invalid_reward_filter``,
-``reward_shaping_mapper``, ``pass_rate_calculator``, ``group_advantage``). Configs
+``reward_shaping_mapper``, ``pass_rate_calculator``, ``group_advantage``, ``llm_judge``). Configs
 name them (``{"name": ..., "args": {...}}``); ``create_operators`` builds them, and
 ``reinforge.buffer.pipeline.ExperiencePipeline`` runs them in order. Importing this
 package registers the built-ins in ``EXPERIENCE_OPERATORS``.
@@ -25,6 +25,7 @@ from reinforge.buffer.operators.factory import (
 from reinforge.buffer.operators.group_advantage import GroupAdvantage
 from reinforge.buffer.operators.invalid_reward_filter import InvalidRewardFilter
 from reinforge.buffer.operators.legacy import LegacyOperatorAdapter, ensure_v1
+from reinforge.buffer.operators.llm_judge import LLMJudge
 from reinforge.buffer.operators.pass_rate_calculator import PassRateCalculator
 from reinforge.buffer.operators.registry import EXPERIENCE_OPERATORS
 from reinforge.buffer.operators.reward_filter import RewardFilter
@@ -39,6 +40,7 @@ __all__ = [
     "ExperienceOperatorV1",
     "GroupAdvantage",
     "InvalidRewardFilter",
+    "LLMJudge",
     "LegacyOperatorAdapter",
     "LengthPenalty",
     "MetricTerm",

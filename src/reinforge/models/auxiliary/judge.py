@@ -10,6 +10,8 @@ the reason, so the caller can mask what depended on it and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import re
 import time
@@ -140,8 +142,12 @@ class Judge:
         config = getattr(aux, "config", None)
         self.name = getattr(aux, "name", None) or getattr(client, "model_path", "judge")
         self.model = getattr(client, "model_path", None) or self.name
-        self.client = aux.client if aux is not None else client
-        self.async_client = aux.async_client if aux is not None else None
+        if aux is not None:
+            self.client, self.async_client = aux.client, aux.async_client
+        elif inspect.iscoroutinefunction(client.chat.completions.create):
+            self.client, self.async_client = None, client
+        else:
+            self.client, self.async_client = client, None
         self.attempts = attempts or (config.max_judge_attempts if config else 3)
         use_cache = cache if cache is not None else bool(config and config.cache)
         self.cache = aux.cache if (use_cache and aux is not None) else None
@@ -211,8 +217,6 @@ class Judge:
     ) -> Verdict:
         """``ask`` on the event loop (needs an async client: an auxiliary model's)."""
         if self.async_client is None:
-            import asyncio
-
             return await asyncio.to_thread(self.ask, messages, parse, schema=schema, **kwargs)
         body = self._request(messages, schema, kwargs)
         key, hit = self._cached(body)
