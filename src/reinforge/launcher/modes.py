@@ -158,6 +158,17 @@ class ExploredTotals:
             return f"every task failed ({failed} of {tasks}; see the warnings above)"
         if tasks and not get("explore/experiences", 0):
             return f"the workflows returned no experience for any of the {tasks} tasks"
+        masked = int(get("explore/masked_experiences", 0))
+        if masked and masked == int(get("explore/experiences", 0)):
+            reasons = sorted(
+                k.removeprefix("explore/masked/")
+                for k in self.totals
+                if k.startswith("explore/masked/")
+            )
+            return (
+                f"every experience was masked ({masked}; reasons: {', '.join(reasons)}), "
+                "e.g. its judge could not score it"
+            )
         droppers = [name for name in operators if get(f"{name}/dropped", 0) > 0]
         if droppers and not get("explore/stored", 0):
             return "; ".join(

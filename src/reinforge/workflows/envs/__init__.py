@@ -1,6 +1,13 @@
-"""Workflows over text environments: FrozenLake (gymnasium) and ScienceWorld (optional)."""
+"""Workflows over text environments: FrozenLake (gymnasium), ScienceWorld (optional) and
+email search over a generated mailbox."""
 
+from reinforge.workflows.envs.email_search import EmailSearchWorkflow
 from reinforge.workflows.envs.frozen_lake import FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
 from reinforge.workflows.envs.sciworld import SciWorldWorkflow
 
-__all__ = ["FrozenLakeWorkflow", "SciWorldWorkflow", "StepWiseFrozenLakeWorkflow"]
+__all__ = [
+    "EmailSearchWorkflow",
+    "FrozenLakeWorkflow",
+    "SciWorldWorkflow",
+    "StepWiseFrozenLakeWorkflow",
+]

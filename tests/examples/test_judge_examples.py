@@ -1,0 +1,104 @@
+"""The ``examples/judges`` configs run through the CLI: every one with mock engines
+swapped in (fast), and RULER once with real hf engines on the tiny model (slow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from reinforge.buffer import SQLiteExperienceStorage
+from reinforge.cli.main import app
+
+JUDGES = Path(__file__).resolve().parents[2] / "examples" / "judges"
+
+#: a scripted verdict each judge example's judge can parse
+VERDICTS = {
+    "ruler": '{"scores": [1, 0.5, 0.25, 0]}',
+    "math_rm": '{"score": 0.8}',
+    "rubric": '{"rating": 9}',
+}
+
+
+def shrunk(name: str, tmp_path: Path, *, mock: bool) -> Path:
+    """The example with absolute data paths, two small steps, no eval; with ``mock``
+    the policy and judges become mock engines (judges answer ``VERDICTS[name]``)."""
+    cfg = yaml.safe_load((JUDGES / f"{name}.yaml").read_text())
+    buffer = cfg["buffer"]
+    buffer.update(total_steps=2, batch_size=2)
+    inputs = buffer["explorer_input"]
+    inputs["taskset"]["path"] = str(JUDGES / inputs["taskset"]["path"])
+    inputs["eval_tasksets"] = []
+    cfg["explorer"]["eval_interval"] = None
+    if mock:
+        cfg["mode"] = "explore"
+        cfg["model"] = {"engine": "mock", "mock": {"policy": "arithmetic", "error_rate": 0.3}}
+        if name == "trainable_ruler":
+            cfg["model"]["mock"]["replies"] = {"Candidate 1": VERDICTS["ruler"]}
+        for aux in cfg["explorer"].get("auxiliary_models", []):
+            for key in ("model_path", "engine", "hf"):
+                aux.pop(key, None)
+            aux.update(engine="mock", mock={"replies": [VERDICTS[name]]})
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def experiences(run_dir: Path):
+    storage = SQLiteExperienceStorage(run_dir / "buffer.db")
+    try:
+        return list(storage.iter_experiences())
+    finally:
+        storage.close()
+
+
+@pytest.mark.parametrize("name", ["ruler", "trainable_ruler", "math_rm", "rubric"])
+def test_judge_example_explores_with_mock_engines(name: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["explore", "-c", str(shrunk(name, tmp_path, mock=True)), "--run-dir", str(run_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "explore/tasks" in r] == [1, 2]
+    assert all(r["explore/masked_experiences"] == 0 for r in rows if "explore/tasks" in r)
+    exps = experiences(run_dir)
+    expected = {"trainable_ruler": None}.get(name, 16)
+    assert expected is None or len(exps) == expected
+    if name != "trainable_ruler":
+        assert all(e.metrics["judge_success"] == 1.0 for e in exps)
+
+
+@pytest.mark.parametrize("name", ["ruler_mock", "llm_judge_operator"])
+def test_mock_judge_examples_run_as_shipped(name: str, tmp_path: Path) -> None:
+    config = JUDGES / f"{name}.yaml"
+    result = CliRunner().invoke(app, ["explore", "-c", str(config), "--run-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert len(experiences(tmp_path)) == 128
+
+
+@pytest.mark.slow
+def test_ruler_example_trains_with_real_engines(tmp_path: Path, tiny_model_path: Path) -> None:
+    """Policy and judge both hf engines on the tiny random model: the judge talks
+    nonsense, so its groups are masked and counted, and both steps still run."""
+    path = shrunk("ruler", tmp_path, mock=False)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["model"]["model_path"] = str(tiny_model_path)
+    cfg["explorer"]["auxiliary_models"][0].update(
+        model_path=str(tiny_model_path), max_response_tokens=16
+    )
+    path.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "-c", str(path), "--run-dir", str(run_dir)])
+    # every group masked, so nothing trained: the run says so and why, with exit code 2
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "every experience was masked (16; reasons: judge_unparseable)" in said
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    explored = [r for r in rows if "explore/tasks" in r]
+    assert len(explored) == 2
+    assert all(r["explore/masked_experiences"] == 8 for r in explored)
+    assert all(r["explore/workflow/judge_success/mean"] == 0.0 for r in explored)
