@@ -95,6 +95,16 @@ def make_sinks(cfg: ReinforgeConfig, run_dir: Path) -> list[MetricSink]:
     return sinks
 
 
+def _remote_specs(auxiliary: AuxiliaryModels | None) -> list[dict[str, Any]] | None:
+    """What Ray runner actors need to rebuild the auxiliary model clients."""
+    if auxiliary is None:
+        return None
+    try:
+        return auxiliary.remote_specs()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def make_ray_scheduler(
     cfg: ReinforgeConfig,
     engine: Any,
@@ -119,7 +129,7 @@ def make_ray_scheduler(
         policy_state=lambda: PolicyState(*engine.policy_state()),
         setup=(load_plugins, (cfg.plugins, cfg.config_dir)),
         placement=placement,
-        auxiliary_specs=auxiliary.remote_specs() if auxiliary else None,
+        auxiliary_specs=_remote_specs(auxiliary),
     )
 
 

@@ -16,6 +16,17 @@ PANELS: list[tuple[str, list[str]]] = [
     ("KL", ["train/kl_loss/value", "train/kl_penalty/mean", "train/policy/approx_kl*"]),
     ("entropy", ["train/entropy/value"]),
     ("response length", ["explore/response_length"]),
+    (
+        "judge",
+        [
+            "explore/workflow/judge_success/mean",
+            "explore/workflow/judge_gold_agreement/mean",
+            "explore/workflow/judge_position_consistency/mean",
+            "explore/workflow/gold_reward/mean",
+        ],
+    ),
+    ("judge latency (s)", ["explore/workflow/judge_latency/mean", "llm_judge/latency_mean"]),
+    ("masked experiences", ["explore/masked_experiences", "explore/masked/*"]),
     ("step time (s)", ["explore/step_time", "train/step_time"]),
 ]
 
