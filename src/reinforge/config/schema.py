@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.explorer.cluster_config import ClusterConfig
@@ -76,6 +76,11 @@ class ReinforgeConfig(_Strict):
         "both",
         description="both: explore+train in one process; explore/train: two processes sharing a buffer",
     )
+    seed: int | None = Field(
+        None,
+        description="one seed from which every other seed derives (engine sampling, mock "
+        "policy, trainer, taskset shuffling) unless a section sets its own",
+    )
     model: ModelConfig = Field(default_factory=ModelConfig)
     buffer: BufferConfig = Field(default_factory=BufferConfig)
     explorer: ExplorerConfig = Field(default_factory=ExplorerConfig)
@@ -93,6 +98,29 @@ class ReinforgeConfig(_Strict):
     config_dir: str | None = Field(None, exclude=True)
     # dotted paths of values read from the environment (masked in what a run writes)
     secret_paths: list[str] = Field(default_factory=list, exclude=True)
+
+    @model_validator(mode="after")
+    def _derive_seeds(self) -> ReinforgeConfig:
+        """Spread the top-level ``seed`` to every seed nobody set explicitly."""
+        if self.seed is None:
+            return self
+        seed = self.seed
+
+        def put(section: BaseModel, value: int) -> None:
+            if "seed" not in section.model_fields_set:
+                section.seed = value
+
+        put(self.model.hf, seed)
+        put(self.model.mock, seed)
+        put(self.trainer, seed)
+        inputs = self.buffer.explorer_input
+        for taskset in [inputs.taskset, *inputs.eval_tasksets]:
+            if taskset is not None:
+                put(taskset, seed)
+        for i, aux in enumerate(self.explorer.auxiliary_models, 1):
+            put(aux.hf, seed + i)
+            put(aux.mock, seed + i)
+        return self
 
     def public_dump(self) -> dict[str, Any]:
         """The config as plain data with secrets masked (for config.json, W&B, MLflow)."""

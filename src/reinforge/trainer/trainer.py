@@ -115,8 +115,15 @@ class Trainer:
                 yield self.model
 
     def _ref_logprobs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        with torch.no_grad(), self._reference() as ref:
+        with torch.no_grad(), self._reference() as ref, self._autocast():
             return token_logprobs(ref, batch)[0]
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        """bf16 autocast for forward passes when ``mixed_precision: bf16`` (fp32 master
+        weights: the optimizer still updates full-precision parameters)."""
+        if self.cfg.mixed_precision != "bf16":
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16)
 
     # ---- one step --------------------------------------------------------------------
 
@@ -156,6 +163,9 @@ class Trainer:
         exps, stale = self.filter_stale(experiences)
         metrics: dict[str, float] = {"train/stale_dropped": float(stale)}
         exps = [e for e in exps if e.response_length > 0 and bool(e.action_mask.any())]
+        # micro-batches of similar lengths pad less; the summed gradient does not
+        # depend on the order (each micro-batch is weighted by its share of the batch)
+        exps.sort(key=lambda e: len(e.tokens))
         if not exps:
             logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
             return {**metrics, "train/skipped": 1.0}
@@ -173,7 +183,8 @@ class Trainer:
                 mask = batch["loss_mask"]
                 weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
                 need_logits = spec.entropy_coef > 0
-                logp, logits = token_logprobs(self.model, batch, with_logits=need_logits)
+                with self._autocast():
+                    logp, logits = token_logprobs(self.model, batch, with_logits=need_logits)
                 old = batch.get("old_logprobs")
                 if old is None:  # no rollout log-probs: treat this pass as on-policy
                     old = logp.detach()
