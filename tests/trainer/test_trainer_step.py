@@ -244,3 +244,38 @@ def test_grpo_learns_token_parity(tiny_model_path: Path) -> None:
     assert 0.3 < rewards[0] < 0.7, rewards  # the untrained policy is at chance
     assert last > first + 0.15, rewards
     assert last > 0.8, rewards
+
+
+def test_bf16_mixed_precision_trains_close_to_fp32(
+    sampled: list[Experience], tiny_model_path: Path
+) -> None:
+    """Autocast changes the forward's precision only: the step still starts on-policy
+    (ratio ~1 within bf16 rounding), and fp32 master weights receive the update."""
+    pad = 2
+    fp32 = Trainer(tiny_model_path, _config("grpo", False), pad_token_id=pad)
+    bf16 = Trainer(
+        tiny_model_path, _config("grpo", False, mixed_precision="bf16"), pad_token_id=pad
+    )
+    m32 = fp32.train_step(copy.deepcopy(sampled))
+    m16 = bf16.train_step(copy.deepcopy(sampled))
+    assert all(p.dtype == torch.float32 for p in bf16.model.parameters())
+    assert m16["train/policy/ratio_mean"] == pytest.approx(1.0, abs=0.05)
+    assert m16["train/loss"] == pytest.approx(m32["train/loss"], abs=0.05)
+    moved = [
+        float((a - b).detach().abs().max())
+        for a, b in zip(fp32.model.parameters(), bf16.model.parameters(), strict=True)
+    ]
+    assert max(moved) < 5e-3  # both took nearly the same step
+
+
+def test_micro_batches_hold_similar_lengths(
+    sampled: list[Experience], tiny_model_path: Path
+) -> None:
+    """Experiences are ordered by length before micro-batching (less padding), and the
+    update does not depend on the order they arrive in."""
+    first = Trainer(tiny_model_path, _config("grpo", False), pad_token_id=2)
+    second = Trainer(tiny_model_path, _config("grpo", False), pad_token_id=2)
+    first.train_step(copy.deepcopy(sampled))
+    second.train_step(copy.deepcopy(list(reversed(sampled))))
+    for a, b in zip(first.model.parameters(), second.model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=0)  # summation order only
