@@ -56,6 +56,7 @@ from reinforge.models.engine import (
     SamplingParams,
     check_token_ids,
 )
+from reinforge.models.prefix_cache import PrefixCache
 from reinforge.models.sampling import sample_batch
 from reinforge.models.tokenizer import HFChatTokenizer
 
@@ -299,8 +300,10 @@ class HFEngine(InferenceEngine):
         seed: int = 0,
         num_threads: int | None = None,
         pad_logits_rows: bool | None = None,
+        prefix_cache_tokens: int = 0,
     ) -> None:
-        """``pad_logits_rows``: see ``_LogitsRowPadding``; default on for CPU."""
+        """``pad_logits_rows``: see ``_LogitsRowPadding``; default on for CPU.
+        ``prefix_cache_tokens``: token budget of the ``PrefixCache`` (0: off)."""
         super().__init__()
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -350,6 +353,11 @@ class HFEngine(InferenceEngine):
             "prefill_s": 0.0,
             "decode_s": 0.0,
         }
+        self.stats["prefix_hits"] = 0
+        self.stats["prefix_reused_tokens"] = 0
+        self._prefix: PrefixCache | None = None
+        if prefix_cache_tokens > 0 and self._slab_cache_only():
+            self._prefix = PrefixCache(prefix_cache_tokens)
         self._closed = False
         self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="reinforge-hf-engine", daemon=True)
@@ -360,6 +368,12 @@ class HFEngine(InferenceEngine):
         if pad_logits_rows and isinstance(head, torch.nn.Linear):
             self._padding = _LogitsRowPadding(head, lambda: self._thread.ident)
         self._thread.start()
+
+    def _slab_cache_only(self) -> bool:
+        """Prefix reuse rebuilds caches layer by layer: only for plain full-attention
+        models (every layer a slab layer; no sliding windows or linear attention)."""
+        cache = _new_cache(self.model.config)
+        return bool(cache.layers) and all(type(layer) is _SLAB_LAYER for layer in cache.layers)
 
     # ---- public API ------------------------------------------------------------------
 
@@ -524,6 +538,8 @@ class HFEngine(InferenceEngine):
                         f"e.g. {unknown[:3]}; expected names like {sorted(known)[:2]}"
                     )
                 self.model.load_state_dict(upd.state_dict, strict=False)
+                if self._prefix is not None:
+                    self._prefix.clear()  # stored keys/values came from the old weights
                 self._model_version = (
                     self._model_version + 1 if upd.version is None else upd.version
                 )
@@ -561,11 +577,27 @@ class HFEngine(InferenceEngine):
             rows += req.params.n
         if not admitted:
             return
+        plain: list[_Request] = []
+        prefills: list[tuple[list[_Request], Callable[[], Any]]] = []
+        for req in admitted:
+            hit = self._prefix.longest_prefix(req.prompt_ids) if self._prefix else None
+            if hit is None:
+                plain.append(req)
+            else:
+                self.stats["prefix_hits"] += 1
+                self.stats["prefix_reused_tokens"] += hit[0]
+                prefills.append(([req], lambda req=req, hit=hit: self._prefill_from(req, *hit)))
+        if plain:
+            prefills.insert(0, (plain, lambda: self._prefill(plain)))
+        for requests, prefill in prefills:
+            self._admit_part(requests, prefill)
+
+    def _admit_part(self, requests: list[_Request], prefill: Callable[[], Any]) -> None:
         try:
-            cache, mask, tokens, new_rows = self._prefill(admitted)
+            cache, mask, tokens, new_rows = prefill()
         except Exception as exc:  # fail what this prefill held; the running batch goes on
             logger.exception("hf engine prefill failed")
-            for req in admitted:
+            for req in requests:
                 _settle(req.future, exc=exc)
             return
         try:
@@ -575,7 +607,7 @@ class HFEngine(InferenceEngine):
             # the merge rewrites the running batch in place: a failure leaves it
             # untrustworthy, so the caller fails every row; the admitted requests may
             # not be rows yet, so fail them here
-            for req in admitted:
+            for req in requests:
                 _settle(req.future, exc=exc)
             raise
 
@@ -604,6 +636,35 @@ class HFEngine(InferenceEngine):
             use_cache=True,
             logits_to_keep=1,
         )
+        return self._start_rows(admitted, cache, mask, out.logits)
+
+    def _prefill_from(
+        self, req: _Request, reused: int, states: Any
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, list[_Row]]:
+        """Prefill one request whose first ``reused`` prompt tokens have stored KV
+        ``states``: only the rest of the prompt goes through the model."""
+        self.stats["prefills"] += 1
+        cache = _new_cache(self.model.config)
+        for layer, (keys, values) in zip(cache.layers, states, strict=True):
+            _set_layer(layer, keys[None], values[None])
+        total = len(req.prompt_ids)
+        suffix = torch.tensor([req.prompt_ids[reused:]], device=self.device)
+        mask = torch.ones((1, total), dtype=torch.long, device=self.device)
+        out = self.model(
+            input_ids=suffix,
+            attention_mask=mask,
+            position_ids=torch.arange(reused, total, device=self.device)[None],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return self._start_rows([req], cache, mask, out.logits)
+
+    def _start_rows(
+        self, admitted: list[_Request], cache: Any, mask: torch.Tensor, logits: torch.Tensor
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, list[_Row]]:
+        """One row per sample of each prefilled request (``n`` rows share its cache),
+        with its first token sampled from the prompt's last logits."""
         fan_out: list[int] = []
         new_rows: list[_Row] = []
         for i, req in enumerate(admitted):
@@ -616,8 +677,7 @@ class HFEngine(InferenceEngine):
         index = torch.tensor(fan_out, device=self.device)
         if fan_out != list(range(len(admitted))):
             cache.batch_select_indices(index)
-        logits = out.logits[index, -1]
-        tokens = self._sample(logits, new_rows)
+        tokens = self._sample(logits[index, -1], new_rows)
         return cache, mask[index], tokens, new_rows
 
     def _row_seed(self, req: _Request, k: int) -> int:
@@ -709,6 +769,18 @@ class HFEngine(InferenceEngine):
             return "length"
         return None
 
+    def _remember(self, i: int, row: _Row) -> None:
+        """Store a finished row's KV: its prompt and every sampled token but the last
+        (whose KV was never computed) are what the cache holds for it."""
+        ids = (*row.request.prompt_ids, *row.tokens[:-1])
+        if len(ids) < self._prefix.min_tokens:
+            return
+        cached = int(self._mask[i].sum())
+        if cached != len(ids):  # cannot happen; never store states that do not match
+            logger.warning("prefix cache: row holds %d positions for %d ids", cached, len(ids))
+            return
+        self._prefix.put(ids, _row_states(self._cache, i, cached))
+
     def _retire_finished(self) -> None:
         keep: list[int] = []
         for i, row in enumerate(self._rows):
@@ -720,6 +792,8 @@ class HFEngine(InferenceEngine):
             if reason is None:
                 keep.append(i)
                 continue
+            if self._prefix is not None:
+                self._remember(i, row)
             req.results[row.index] = Completion(row.tokens, row.logprobs, reason, row.top)
             req.remaining -= 1
             if req.remaining == 0:
@@ -746,6 +820,14 @@ class HFEngine(InferenceEngine):
                 else:
                     layer.keys = layer.keys[:, :, first:]
                     layer.values = layer.values[:, :, first:]
+
+
+def _row_states(cache: Any, row: int, length: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Copies of one batch row's last ``length`` cached positions, layer by layer."""
+    return [
+        (layer.keys[row, :, -length:].clone(), layer.values[row, :, -length:].clone())
+        for layer in cache.layers
+    ]
 
 
 def _left_pad(t: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:

@@ -18,6 +18,9 @@ class HFEngineOptions(_Strict):
     batch_window_ms: float = Field(20.0, ge=0)
     seed: int = 0
     num_threads: int | None = Field(None, ge=1)
+    #: tokens of finished sequences whose KV is kept for reuse by prompts that extend
+    #: them (multi-turn conversations); 0 turns prefix reuse off
+    prefix_cache_tokens: int = Field(8192, ge=0)
 
 
 class MockEngineOptions(_Strict):
