@@ -1,0 +1,55 @@
+"""Curves from ``metrics.jsonl``: one series of (step, value) per metric key.
+
+A run writes several rows per step (an explore row, a train row, an eval row per
+pass), each with only its own keys, so a series collects its key from every row
+that has it. The page draws a few fixed charts: explore reward and accuracy,
+eval accuracy per taskset, and the training loss when the run trained.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from reinforge.monitor.jsonl import read_jsonl
+
+Series = list[tuple[int, float]]
+
+
+def read_series(path: Path) -> dict[str, Series]:
+    """Every numeric key of every row, as points sorted by step (the last row wins)."""
+    if not path.is_file():
+        return {}
+    points: dict[str, dict[int, float]] = {}
+    for row in read_jsonl(path):
+        step = row.get("step")
+        if not isinstance(step, int | float):
+            continue
+        for key, value in row.items():
+            if key in ("step", "time") or isinstance(value, bool):
+                continue
+            if isinstance(value, int | float) and math.isfinite(value):
+                points.setdefault(key, {})[int(step)] = float(value)
+    return {key: sorted(by_step.items()) for key, by_step in sorted(points.items())}
+
+
+def _pick(series: dict[str, Series], keys: list[str]) -> list[dict[str, Any]]:
+    return [{"name": key, "points": series[key]} for key in keys if key in series]
+
+
+def charts(series: dict[str, Series]) -> list[dict[str, Any]]:
+    """The charts the page draws: a title and its lines (charts without data left out)."""
+    evals = sorted({key.split("/")[1] for key in series if key.startswith("eval/")})
+    out = [
+        {
+            "title": "Explore reward and accuracy",
+            "lines": _pick(series, ["explore/reward_mean", "explore/accuracy"]),
+        },
+        {
+            "title": "Eval accuracy per taskset",
+            "lines": _pick(series, [f"eval/{name}/accuracy" for name in evals]),
+        },
+        {"title": "Training loss", "lines": _pick(series, ["train/loss"])},
+    ]
+    return [chart for chart in out if chart["lines"]]
