@@ -3,6 +3,10 @@
 JSONL and TensorBoard are always on by default; Weights & Biases and MLflow are
 used when enabled in the config (``monitor.wandb`` / ``monitor.mlflow``; install
 ``reinforge[monitor]``). Every sink receives ``{"step": N, name: value, ...}``.
+
+Sinks may also have ``log_samples(step, samples)`` (see ``SampleSink``): a few
+completions of an explore step, as made by ``monitor.samples.sample_completions``.
+TensorBoard shows them as text; the others accept and ignore them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ class MetricSink(Protocol):
     def log(self, metrics: dict[str, Any]) -> None: ...
 
     def close(self) -> None: ...
+
+
+class SampleSink(Protocol):
+    """A sink that can also show sample completions (optional: the reporter checks)."""
+
+    def log_samples(self, step: int, samples: list[dict[str, Any]]) -> None: ...
 
 
 def _numeric(metrics: dict[str, Any]) -> dict[str, float]:
@@ -58,6 +68,15 @@ class TensorBoardSink:
             self.writer.add_scalar(key, value, step)
         self.writer.flush()
 
+    def log_samples(self, step: int, samples: list[dict[str, Any]], tag: str = "samples") -> None:
+        """The samples of ``step`` as one Markdown text summary (TensorBoard's Text tab)."""
+        if not samples:
+            return
+        from reinforge.monitor.samples import samples_markdown
+
+        self.writer.add_text(tag, samples_markdown(samples), step)
+        self.writer.flush()
+
     def close(self) -> None:
         self.writer.close()
 
@@ -89,6 +108,9 @@ class WandbSink:
 
     def log(self, metrics: dict[str, Any]) -> None:
         self.run.log({**_numeric(metrics), "step": int(metrics.get("step", 0))})
+
+    def log_samples(self, step: int, samples: list[dict[str, Any]]) -> None:
+        """Not shown in W&B (yet): samples go to TensorBoard."""
 
     def close(self) -> None:
         self.run.finish()
@@ -146,6 +168,9 @@ class MlflowSink:
         batch = [Metric(mlflow_metric_name(k), v, now, step) for k, v in _numeric(metrics).items()]
         if batch:
             self.client.log_batch(self.run_id, metrics=batch)
+
+    def log_samples(self, step: int, samples: list[dict[str, Any]]) -> None:
+        """Not shown in MLflow (yet): samples go to TensorBoard."""
 
     def close(self) -> None:
         self.client.set_terminated(self.run_id)
