@@ -30,6 +30,7 @@ def _rows() -> list[dict[str, float]]:
             {
                 "step": step,
                 "train/loss": 1.0 / step,
+                "train/policy/loss": 0.9 / step,
                 "train/policy/approx_kl_k3": 0.01 * step,
                 "train/kl_loss/value": 0.02 * step,
                 "train/entropy/value": 3.0 - 0.1 * step,
@@ -52,6 +53,7 @@ EXPECTED_PNGS = {
     "explore_accuracy.png",
     "eval_accuracy.png",
     "policy_loss.png",
+    "total_loss.png",
     "KL.png",
     "entropy.png",
     "response_length.png",
@@ -73,11 +75,12 @@ def test_plot_run_writes_every_panel(tmp_path: Path) -> None:
 
 
 def test_plot_only_panels_with_data_and_kl_from_ratio_metrics(tmp_path: Path) -> None:
-    """A preset without a KL loss still gets a KL panel (from the approx-KL metrics)."""
+    """A preset without a KL loss still gets a KL panel (from the approx-KL metrics);
+    a run that logs only the total loss gets no policy-loss panel."""
     rows = [{"step": 1, "train/loss": 0.5, "train/policy/approx_kl_k1": 0.01}]
     _write_metrics(tmp_path, rows)
     names = {p.name for p in plot_run(tmp_path, tmp_path / "out")}
-    assert names == {"policy_loss.png", "KL.png", "summary.png"}
+    assert names == {"total_loss.png", "KL.png", "summary.png"}
 
 
 def test_torn_metrics_line_is_skipped(tmp_path: Path) -> None:
