@@ -8,13 +8,28 @@ eval accuracy per taskset, and the training loss when the run trained.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
-from reinforge.monitor.jsonl import read_jsonl
-
 Series = list[tuple[int, float]]
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file; lines that do not parse (a torn last line of a
+    run that is still writing) are skipped. Own reader: importing ``reinforge.monitor``
+    would load its console and plotting code, seconds of start-up for the viewer."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
 
 
 def read_series(path: Path) -> dict[str, Series]:
@@ -22,7 +37,7 @@ def read_series(path: Path) -> dict[str, Series]:
     if not path.is_file():
         return {}
     points: dict[str, dict[int, float]] = {}
-    for row in read_jsonl(path):
+    for row in read_rows(path):
         step = row.get("step")
         if not isinstance(step, int | float):
             continue

@@ -175,8 +175,8 @@ function experienceTable(experiences) {
 
 function conversation(messages) {
   return messages.map((m) => {
-    const turn = el("div", { class: `turn ${m.role}` }, el("div", { class: "role" },
-      m.role + (m.tool_call_id ? ` (result of ${m.tool_call_id})` : "")));
+    const turn = el("div", { class: `turn ${m.role}` }, el("div", { class: "role" }, m.role,
+      m.tool_call_id ? el("span", { class: "call-id" }, ` result of ${m.tool_call_id}`) : null));
     const text = typeof m.content === "string" ? m.content : m.content ? JSON.stringify(m.content, null, 1) : "";
     if (text) turn.append(el("pre", {}, text));
     for (const call of m.tool_calls || []) {
