@@ -1,11 +1,14 @@
 """Load a YAML config: parse, interpolate ``${oc.env:VAR,default}``, apply overrides, validate.
 
 Every error names the file and the key path, e.g.
-``cfg.yaml: buffer.batch_size: Input should be a valid integer (got 'ten')``.
+``cfg.yaml: buffer.batch_size: Input should be a valid integer (got 'ten')``; an
+unknown key also gets the closest known keys at its level:
+``cfg.yaml: buffer.batch_sise: unknown key - did you mean 'buffer.batch_size'?``.
 """
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +17,29 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
-from reinforge.config.schema import ReinforgeConfig
+from reinforge.config.schema import ReinforgeConfig, known_keys
 from reinforge.config.secrets import secret_paths
 
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the file and key."""
+
+
+def unknown_key_hint(loc: tuple[str | int, ...]) -> str:
+    """`` - did you mean 'buffer.batch_size'?`` for an unknown key at ``loc``: the closest
+    keys the schema accepts at that level, as full dotted paths ("" when none is close)."""
+    keys = known_keys(loc)
+    if not keys or not isinstance(loc[-1], str):
+        return ""
+    close = difflib.get_close_matches(loc[-1], keys, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    # keep only the runners-up about as close as the best match
+    ratios = [difflib.SequenceMatcher(None, loc[-1], key).ratio() for key in close]
+    close = [key for key, ratio in zip(close, ratios, strict=True) if ratio >= ratios[0] - 0.1]
+    parent = "".join(f"{part}." for part in loc[:-1])
+    shown = " or ".join(f"'{parent}{key}'" for key in close)
+    return f" - did you mean {shown}?"
 
 
 def _format_validation(source: str, exc: ValidationError) -> str:
@@ -28,7 +48,7 @@ def _format_validation(source: str, exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + unknown_key_hint(tuple(err["loc"]))
         got = err.get("input")
         detail = (
             f" (got {got!r})"

@@ -6,8 +6,10 @@ buffer, ``ExplorerConfig`` in explorer); this module composes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -143,3 +145,104 @@ class ReinforgeConfig(_Strict):
             if self.buffer.storage.path
             else self.resolved_run_dir / "buffer.db"
         )
+
+
+# ---- helpers for error messages and editors -------------------------------------------
+
+# fields the loader fills in; a YAML file never sets them
+_INTERNAL_FIELDS = ("config_dir", "secret_paths")
+
+
+def _candidates(annotation: Any) -> list[Any]:
+    """The types a value of ``annotation`` may have (Optional, unions and Annotated unwrapped)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _candidates(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return [t for arg in get_args(annotation) for t in _candidates(arg)]
+    return [annotation]
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _field_named(model: type[BaseModel], key: str) -> Any:
+    """The field of ``model`` called ``key`` (by name or alias), or None."""
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return info
+    return None
+
+
+def _inside(tp: Any, part: str | int) -> list[Any]:
+    """The types found one step (a key or a list index) inside a value of type ``tp``."""
+    if _is_model(tp):
+        info = _field_named(tp, str(part)) if isinstance(part, str) else None
+        return _candidates(info.annotation) if info is not None else []
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (list, tuple, set, frozenset, Sequence) and isinstance(part, int) and args:
+        return _candidates(args[0])
+    if origin in (dict, Mapping) and isinstance(part, str) and len(args) == 2:
+        return _candidates(args[1])
+    return []
+
+
+def known_keys(loc: Sequence[str | int], root: type[BaseModel] | None = None) -> list[str] | None:
+    """The keys the schema accepts in the mapping that holds ``loc[-1]``.
+
+    ``loc`` is a pydantic error location such as ``("buffer", "batch_sise")``;
+    list indices and the member tags pydantic adds for unions of models are
+    followed. Returns field names and aliases, or None when the place is not a
+    config section (e.g. a free-form ``workflow_args`` mapping).
+    """
+    current: list[Any] = [root or ReinforgeConfig]
+    for part in loc[:-1]:
+        inner = [t for tp in current for t in _inside(tp, part)]
+        if not inner:  # a union tag such as 'TasksetConfig' names the member tried
+            inner = [tp for tp in current if _is_model(tp) and tp.__name__ in str(part)]
+        if not inner:
+            return None
+        current = inner
+    keys: list[str] = []
+    for tp in current:
+        if not _is_model(tp):
+            continue
+        for name, info in tp.model_fields.items():
+            if name in _INTERNAL_FIELDS and tp is ReinforgeConfig:
+                continue
+            for key in (name, info.alias):
+                if key and key not in keys:
+                    keys.append(key)
+    return keys or None
+
+
+def config_json_schema() -> dict[str, Any]:
+    """The JSON schema of a config file, for editors (completion, hover, checks).
+
+    Both a field's name and its alias (``default_workflow_type`` and Trinity's
+    ``default_workflow``) are listed, as the loader accepts either; the fields the
+    loader fills in itself are left out.
+    """
+    by_name = ReinforgeConfig.model_json_schema(by_alias=False)
+    by_alias = ReinforgeConfig.model_json_schema(by_alias=True)
+
+    def merge(target: dict[str, Any], other: dict[str, Any]) -> None:
+        names = target.get("properties", {})
+        for key, value in other.get("properties", {}).items():
+            names.setdefault(key, value)
+        # a field with an alias may be given under either name: neither is required
+        required = [r for r in target.get("required", []) if r in other.get("required", [])]
+        if "required" in target:
+            target["required"] = required
+
+    merge(by_name, by_alias)
+    for name, definition in by_name.get("$defs", {}).items():
+        merge(definition, by_alias.get("$defs", {}).get(name, {}))
+    for name in _INTERNAL_FIELDS:
+        by_name.get("properties", {}).pop(name, None)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **by_name,
+        "title": "reinforge config",
+    }

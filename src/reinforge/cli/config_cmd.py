@@ -1,0 +1,74 @@
+"""``reinforge config``: show the resolved config of a run, or the JSON schema of configs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from reinforge.cli.common import RunDirOpt, SetOpt, fail, fail_message, load, user_errors
+
+
+def resolved_yaml(config: Path, data: dict[str, Any]) -> str:
+    """``data`` as YAML under a header saying where it came from and what relative
+    paths in it are relative to (the config file's folder)."""
+    import yaml
+
+    folder = config.resolve().parent
+    header = (
+        f"# {config}, resolved by `reinforge config`: defaults filled in, secrets masked\n"
+        f"# relative paths (tasksets, plugins) are relative to {folder}\n"
+    )
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return header + body
+
+
+def config(
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="YAML config file to resolve.", show_default=False),
+    ] = None,
+    set_: SetOpt = None,
+    run_dir: RunDirOpt = None,
+    resolved: Annotated[
+        bool,
+        typer.Option(
+            "--resolved", help="Print the config with every default filled in (the default)."
+        ),
+    ] = False,
+    schema: Annotated[
+        bool,
+        typer.Option("--schema", help="Print the JSON schema of config files (for editors)."),
+    ] = False,
+) -> None:
+    """Print a config as the run would see it, or the JSON schema of all configs.
+
+    With -c FILE (and --resolved, the default): the validated config as YAML, with
+    --set overrides applied, every default filled in, run_dir resolved and secrets
+    masked. With --schema: the JSON schema that editors use to complete and check
+    config files (see docs/cli.md).
+    """
+    if schema and (config is not None or resolved or set_ or run_dir is not None):
+        raise fail_message("--schema prints the schema of every config; it takes no -c/--set")
+    if schema:
+        from reinforge.config.schema import config_json_schema
+
+        typer.echo(json.dumps(config_json_schema(), indent=2))
+        return
+    if config is None:
+        raise fail_message("give a config file (-c FILE [--resolved]) or --schema")
+    try:
+        cfg = load(config, set_, run_dir)
+    except user_errors() as exc:
+        raise fail(exc) from None
+    data = cfg.public_dump()
+    if cfg.run_dir is None:  # the default, spelled out (a set run_dir may be a secret)
+        data["run_dir"] = str(cfg.resolved_run_dir)
+    typer.echo(resolved_yaml(config, data), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``config`` to ``app``."""
+    app.command()(config)

@@ -1,0 +1,1 @@
+"""Files that ``reinforge init`` writes, kept as text templates (see ``starter``)."""
