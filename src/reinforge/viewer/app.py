@@ -27,7 +27,8 @@ from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from reinforge.viewer.run_view import Filters, NotFound, RunView
+from reinforge.viewer.groups import Filters
+from reinforge.viewer.run_view import NotFound, RunView
 
 STATIC_DIR = Path(__file__).with_name("static")
 

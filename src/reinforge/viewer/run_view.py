@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,52 +28,23 @@ from reinforge.buffer.sqlite_storage import (
     task_results_table,
 )
 from reinforge.core import Experience
+from reinforge.viewer.groups import (
+    Filters,
+    Group,
+    build_groups,
+    choices,
+    filter_groups,
+    first_line,
+    sort_key,
+)
 from reinforge.viewer.metrics import charts, read_series
 from reinforge.viewer.rows import StepCache, finite, floats, is_masked
 from reinforge.viewer.storage import ReadOnlyStorage
 from reinforge.viewer.tokens import TokenDecoder, load_decoder
 
-ERROR_PREVIEW_CHARS = 300
-
 
 class NotFound(LookupError):
     """The asked-for step, experience or task is not in this run."""
-
-
-@dataclass
-class Filters:
-    """Step-view filters; None means "any"."""
-
-    taskset: str | None = None
-    reward_min: float | None = None
-    reward_max: float | None = None
-    status: str | None = None  # task status: ok, failed, timeout, invalid, masked
-    termination: str | None = None  # info["termination_reason"]
-    masked: bool | None = None
-
-    def keeps_experience(self, row: dict[str, Any]) -> bool:
-        reward = row["reward"]
-        if self.reward_min is not None and (reward is None or reward < self.reward_min):
-            return False
-        if self.reward_max is not None and (reward is None or reward > self.reward_max):
-            return False
-        return self.termination is None or row["termination_reason"] == self.termination
-
-    @property
-    def on_experiences(self) -> bool:
-        return (self.reward_min, self.reward_max, self.termination) != (None, None, None)
-
-
-def _sort_key(value: str) -> tuple[int, int, str]:
-    """Numbers in numeric order first, then other names ("eval0") alphabetically."""
-    return (0, int(value), "") if value.isdigit() else (1, 0, value)
-
-
-def _first_line(text: str | None) -> str | None:
-    if not text:
-        return None
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line[:ERROR_PREVIEW_CHARS]
 
 
 class RunView:
@@ -204,7 +173,7 @@ class RunView:
                 item["tasksets"].append(taskset)
         for batch, tasks in task_counts:
             entry(batch)["tasks"] = tasks
-        ordered = [batches[b] for b in sorted(batches, key=_sort_key)]
+        ordered = [batches[b] for b in sorted(batches, key=sort_key)]
         steps = [dict(item, step=int(item["batch"])) for item in ordered if item["batch"].isdigit()]
         others = [item for item in ordered if not item["batch"].isdigit()]
         return {"steps": steps, "eval": others, "buffer_error": None}
@@ -240,94 +209,25 @@ class RunView:
         with store.engine.connect() as conn:
             rows = [dict(row._mapping) for row in conn.execute(query)]
         for row in rows:
-            row["error_line"] = _first_line(row["error"])
+            row["error_line"] = first_line(row["error"])
             row["elapsed"] = finite(row["elapsed"], 3)
         return rows
 
-    def _groups(self, batch: str) -> dict[str, dict[str, Any]]:
+    def _groups(self, batch: str) -> dict[str, Group]:
         """Groups of one batch: its experiences and task records, keyed by task id."""
-        groups: dict[str, dict[str, Any]] = {}
-
-        def group(task: str) -> dict[str, Any]:
-            return groups.setdefault(
-                task,
-                {
-                    "task": task,
-                    "taskset": None,
-                    "experiences": [],
-                    "records": [],
-                    "statuses": Counter(),
-                    "terminations": Counter(),
-                },
-            )
-
-        for row in self._experience_rows(batch):
-            item = group(row["task"])
-            item["experiences"].append(row)
-            item["taskset"] = item["taskset"] or row["taskset"]
-            if row["termination_reason"]:
-                item["terminations"][row["termination_reason"]] += 1
-        for record in self._records(batch=batch):
-            item = group(str(record["task"]))
-            item["records"].append(record)
-            item["statuses"][record["status"]] += 1
-            item["taskset"] = item["taskset"] or record["taskset"]
-        return groups
-
-    @staticmethod
-    def _group_json(item: dict[str, Any], experiences: list[dict[str, Any]]) -> dict[str, Any]:
-        rewards = [row["reward"] for row in experiences if row["reward"] is not None]
-        statuses = dict(item["statuses"]) or ({"ok": 1} if item["experiences"] else {})
-        bad = [s for s in statuses if s != "ok"]
-        errors = sorted({r["error_line"] for r in item["records"] if r["error_line"]})
-        return {
-            "task": item["task"],
-            "taskset": item["taskset"],
-            "status": bad[0] if bad else "ok",
-            "statuses": statuses,
-            "terminations": dict(item["terminations"]),
-            "masked": "masked" in statuses or any(row["masked"] for row in item["experiences"]),
-            "count": len(experiences),
-            "total": len(item["experiences"]),
-            "reward_mean": finite(sum(rewards) / len(rewards)) if rewards else None,
-            "reward_min": min(rewards) if rewards else None,
-            "reward_max": max(rewards) if rewards else None,
-            "errors": errors,
-            "records": item["records"],
-            "experiences": experiences,
-        }
+        return build_groups(self._experience_rows(batch), self._records(batch=batch))
 
     def step(self, step: int | str, filters: Filters | None = None) -> dict[str, Any]:
         """The groups of one step that pass ``filters``, with the values one can filter by."""
-        filters = filters or Filters()
         batch = str(step)
         groups = self._groups(batch)
         if not groups:
             raise NotFound(f"step {step} has no experiences and no task records")
-        out = []
-        for task in sorted(groups, key=_sort_key):
-            item = groups[task]
-            kept = [row for row in item["experiences"] if filters.keeps_experience(row)]
-            summary = self._group_json(item, kept)
-            if filters.taskset is not None and summary["taskset"] != filters.taskset:
-                continue
-            if filters.status is not None and filters.status not in summary["statuses"]:
-                continue
-            if filters.masked is not None and summary["masked"] != filters.masked:
-                continue
-            if filters.on_experiences and not kept:
-                continue
-            out.append(summary)
-        every = list(groups.values())
         return {
             "step": batch,
-            "groups": out,
+            "groups": filter_groups(groups, filters or Filters()),
             "total_groups": len(groups),
-            "choices": {
-                "tasksets": sorted({g["taskset"] for g in every if g["taskset"]}),
-                "statuses": sorted({s for g in every for s in g["statuses"]} | {"ok"}),
-                "terminations": sorted({t for g in every for t in g["terminations"]}),
-            },
+            "choices": choices(groups.values()),
         }
 
     # ---- one experience ----------------------------------------------------------------
@@ -406,7 +306,7 @@ class RunView:
         with store.engine.connect() as conn:
             batches = {b for (b,) in conn.execute(select(e.batch).where(e.task == task).distinct())}
             batches |= {b for (b,) in conn.execute(record_query.distinct())}
-        return sorted((b for b in batches if b.isdigit()), key=_sort_key)
+        return sorted((b for b in batches if b.isdigit()), key=sort_key)
 
     def compare(
         self,
@@ -423,8 +323,8 @@ class RunView:
         step_b = step_b or steps[-1]
         sides = []
         for step in (step_a, step_b):
-            item = self._groups(step).get(task)
-            if item is None:
+            group = self._groups(step).get(task)
+            if group is None:
                 raise NotFound(f"task {task} is not in step {step}")
-            sides.append(dict(self._group_json(item, item["experiences"]), step=step))
+            sides.append(dict(group.to_json(), step=step))
         return {"task": task, "steps": steps, "a": sides[0], "b": sides[1]}
