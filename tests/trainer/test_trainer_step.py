@@ -279,3 +279,17 @@ def test_micro_batches_hold_similar_lengths(
     second.train_step(copy.deepcopy(list(reversed(sampled))))
     for a, b in zip(first.model.parameters(), second.model.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=0)  # summation order only
+
+
+def test_packed_logprobs_match_the_full_projection(
+    sampled: list[Experience], tiny_model_and_tokenizer: tuple[Any, Any]
+) -> None:
+    """Projecting only the response columns gives the same log-probs there, 0 elsewhere."""
+    model, _ = tiny_model_and_tokenizer
+    batch = collate(sampled, 2)
+    with torch.no_grad():
+        full, _ = token_logprobs(model, batch)
+        packed, _ = token_logprobs(model, batch, only=batch["response_mask"])
+    mask = batch["response_mask"]
+    torch.testing.assert_close(packed[mask], full[mask], atol=1e-5, rtol=0)
+    assert bool((packed[~mask] == 0).all())

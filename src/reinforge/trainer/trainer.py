@@ -39,15 +39,43 @@ from reinforge.trainer.trainer_config import TrainerConfig
 logger = logging.getLogger(__name__)
 
 
+def _packed_logprobs(
+    model: Any, batch: dict[str, torch.Tensor], only: torch.Tensor
+) -> torch.Tensor:
+    """``token_logprobs`` for the columns in ``only`` (others 0): the decoder runs on the
+    whole batch, but the vocabulary projection and log-softmax only on those columns,
+    with no prompt or padding positions in between."""
+    input_ids = batch["input_ids"]
+    hidden = model.get_decoder()(
+        input_ids=input_ids,
+        attention_mask=batch["attention_mask"],
+        position_ids=batch["position_ids"],
+        use_cache=False,
+    ).last_hidden_state
+    logits = model.get_output_embeddings()(hidden[:, :-1][only]).float()
+    targets = input_ids[:, 1:][only]
+    picked = torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None])[:, 0]
+    logp = picked.new_zeros(only.shape)
+    logp[only] = picked
+    return logp
+
+
 def token_logprobs(
-    model: Any, batch: dict[str, torch.Tensor], with_logits: bool = False
+    model: Any,
+    batch: dict[str, torch.Tensor],
+    with_logits: bool = False,
+    only: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log p(token j+1 | tokens <= j) for the columns j of a collated batch.
 
-    Logits are computed only from the first column any row's response needs
-    (``logits_to_keep``): the vocabulary projection of prompt positions, often half
-    the tokens, is skipped. Columns before that are returned as zeros (masked out).
+    With ``only`` (a bool mask of columns, e.g. the batch's ``response_mask``) the
+    vocabulary projection runs on exactly those columns. Otherwise logits are
+    computed from the first column any row's response needs (``logits_to_keep``):
+    the projection of prompt positions, often half the tokens, is skipped. Columns
+    not computed are returned as zeros (masked out).
     """
+    if only is not None and not with_logits:
+        return _packed_logprobs(model, batch, only), None
     input_ids = batch["input_ids"]
     width = input_ids.shape[1] - 1
     first = int(batch["prompt_lengths"].min()) - 1 if "prompt_lengths" in batch else 0
@@ -116,7 +144,7 @@ class Trainer:
 
     def _ref_logprobs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad(), self._reference() as ref, self._autocast():
-            return token_logprobs(ref, batch)[0]
+            return token_logprobs(ref, batch, only=batch["response_mask"])[0]
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for forward passes when ``mixed_precision: bf16`` (fp32 master
@@ -184,7 +212,9 @@ class Trainer:
                 weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
                 need_logits = spec.entropy_coef > 0
                 with self._autocast():
-                    logp, logits = token_logprobs(self.model, batch, with_logits=need_logits)
+                    logp, logits = token_logprobs(
+                        self.model, batch, with_logits=need_logits, only=batch["response_mask"]
+                    )
                 old = batch.get("old_logprobs")
                 if old is None:  # no rollout log-probs: treat this pass as on-policy
                     old = logp.detach()
