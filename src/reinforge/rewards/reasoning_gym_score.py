@@ -20,9 +20,10 @@ def get_scorer(dataset_name: str) -> Callable[[str | None, dict[str, Any]], floa
     with _lock:
         scorer = _scorers.get(dataset_name)
         if scorer is None:
-            from reasoning_gym.factory import get_score_answer_fn
+            from reinforge.core.optional import require
 
-            scorer = get_score_answer_fn(dataset_name)
+            factory = require("reasoning_gym.factory", "reasoning-gym", "reasoning_gym_reward")
+            scorer = factory.get_score_answer_fn(dataset_name)
             _scorers[dataset_name] = scorer
         return scorer
 

@@ -117,7 +117,10 @@ class TextFrozenLake:
         desc: list[str] | None = None,
     ) -> None:
         # imported here: gymnasium takes a third of a second to import
-        from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
+        from reinforge.core.optional import require
+
+        frozen_lake = require("gymnasium.envs.toy_text.frozen_lake", "gym", "FrozenLake")
+        FrozenLakeEnv = frozen_lake.FrozenLakeEnv
 
         self.desc = list(desc) if desc else generate_map(size, p, seed)
         self.seed = seed
