@@ -65,8 +65,15 @@ def test_phases() -> None:
     assert status.phase.text() == "evaluating held out 1/48 tasks"
     status.set_phase("syncing weights", None, None)
     assert status.phase.text() == "syncing weights"
+    clock = status._clock
+    assert isinstance(clock, Clock)
     status.set_phase("training step 2: micro-batch", 3, 8)
     assert status.phase.text() == "training step 2: micro-batch 3/8"
+    clock.now += 5
+    status.set_phase("training step 2: micro-batch", 4, 8)  # the same phase goes on
+    assert status.phase_elapsed == 5
+    status.set_phase("syncing weights", None, None)
+    assert status.phase_elapsed == 0
     status.idle()
     assert status.phase.text() == ""
 

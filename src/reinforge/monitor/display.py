@@ -24,13 +24,19 @@ class StatusView:
         self.status = status
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # two grids, not one: the step bar keeps its place whatever the phase is called
+        yield self._overall()
+        phase = self._phase()
+        if phase is not None:
+            yield phase
+
+    def _overall(self) -> Table:
         status = self.status
         grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column(no_wrap=True)
-        grid.add_column(no_wrap=True)
+        for _ in range(3):
+            grid.add_column(no_wrap=True)
         grid.add_column(no_wrap=True, overflow="ellipsis")
-        times = f"{fmt_duration(status.elapsed)}"
+        times = fmt_duration(status.elapsed)
         eta = status.eta()
         times += f" ETA {fmt_duration(eta)}" if eta is not None else " ETA -"
         rate = status.rollouts_per_min()
@@ -45,23 +51,27 @@ class StatusView:
             Text(times, style="cyan"),
             Text(status.headline()),
         )
-        phase = status.phase
-        if phase.label:
-            counted = phase.total is not None and phase.done is not None
-            grid.add_row(
-                Text(f"  {phase.label}", style="dim"),
-                ProgressBar(
-                    total=float(phase.total) if counted and phase.total else None,
-                    completed=phase.done or 0,
-                    width=30,
-                ),
-                Text(
-                    f"{phase.done}/{phase.total} {phase.unit}".rstrip() if counted else "",
-                    style="dim",
-                ),
-                Text(""),
-            )
-        yield grid
+        return grid
+
+    def _phase(self) -> Table | None:
+        phase = self.status.phase
+        if not phase.label:
+            return None
+        grid = Table.grid(padding=(0, 1))
+        for _ in range(3):
+            grid.add_column(no_wrap=True)
+        counted = phase.total is not None and phase.done is not None
+        count = f"{phase.done}/{phase.total} {phase.unit}".rstrip() if counted else ""
+        grid.add_row(
+            Text(f"  {phase.label}", style="dim"),
+            ProgressBar(  # no total: a pulse, the work goes on
+                total=float(phase.total) if counted and phase.total else None,
+                completed=phase.done or 0,
+                width=30,
+            ),
+            Text(f"{count} {fmt_duration(self.status.phase_elapsed)}".strip(), style="dim"),
+        )
+        return grid
 
 
 class LiveDisplay:

@@ -81,8 +81,15 @@ def eval_taskset(metrics: dict[str, Any]) -> str:
     return key.split("/")[1]
 
 
+_ONLY_IF_NONZERO = {"explore/masked_experiences"}  # rare; a 0 on every line is noise
+
+
 def _pairs(metrics: dict[str, Any], fields: tuple[tuple[str, str], ...]) -> list[str]:
-    return [f"{label}={fmt_number(metrics[key])}" for label, key in fields if key in metrics]
+    return [
+        f"{label}={fmt_number(metrics[key])}"
+        for label, key in fields
+        if key in metrics and (metrics[key] or key not in _ONLY_IF_NONZERO)
+    ]
 
 
 def eval_pairs(metrics: dict[str, Any], name: str) -> list[str]:
@@ -112,6 +119,7 @@ class Phase:
     done: int | None = None
     total: int | None = None
     unit: str = ""
+    started: float = 0.0  # clock time the phase began
 
     def text(self) -> str:
         if self.total is None or self.done is None:
@@ -155,12 +163,12 @@ class RunStatus:
             if found:
                 self.seen_step = max(self.seen_step, int(found.group(1)))
                 extra = f" {found.group(2)}" if found.group(2) else ""
-                self.phase = Phase(f"exploring{extra}", 0, total_tasks, "tasks")
+                self.phase = Phase(f"exploring{extra}", 0, total_tasks, "tasks", self._clock())
             elif description.startswith("eval "):
                 name = description[len("eval ") :]
-                self.phase = Phase(f"evaluating {name}", 0, total_tasks, "tasks")
+                self.phase = Phase(f"evaluating {name}", 0, total_tasks, "tasks", self._clock())
             else:
-                self.phase = Phase(description, 0, total_tasks, "tasks")
+                self.phase = Phase(description, 0, total_tasks, "tasks", self._clock())
 
     def task_done(self, rollouts: int) -> None:
         with self._lock:
@@ -173,7 +181,10 @@ class RunStatus:
             found = re.search(r"\bstep (\d+)\b", label)
             if found:
                 self.seen_step = max(self.seen_step, int(found.group(1)))
-            self.phase = Phase(label, done, total)
+            same = label == self.phase.label  # k/n updates of one phase keep its start
+            self.phase = Phase(
+                label, done, total, "", self.phase.started if same else self._clock()
+            )
 
     def idle(self) -> None:
         with self._lock:
@@ -218,6 +229,10 @@ class RunStatus:
     @property
     def elapsed(self) -> float:
         return self._clock() - self.started
+
+    @property
+    def phase_elapsed(self) -> float:
+        return self._clock() - self.phase.started if self.phase.label else 0.0
 
     def eta(self) -> float | None:
         """Seconds left, from this invocation's pace; None until a step finished here."""
