@@ -215,6 +215,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         cursor.restore(stored)
         reporter.info(f"resuming at step {cursor.step + 1} (steps 1..{cursor.step} are stored)")
     reporter.rewind(cursor.step, trained)  # steps logged again from here are logged once
+    reporter.plan(cursor.total, cursor.step)
     # (step, trainer version) of the last evaluation and its metrics
     evaluated: tuple[tuple[int, int], dict[str, float]] | None = None
 
@@ -235,17 +236,20 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         while trained < limit:
             step = trained + 1
             start = time.monotonic()
+            reporter.phase(f"training step {step}")
             metrics = {"step": step, **_train_on(session, trainer, step)}
             trained = step
             outcome["trained"] += 1
             outcome["skipped"] += bool(metrics.get("train/skipped"))
             if not metrics.get("train/skipped") and trainer.global_step % sync.sync_interval == 0:
+                reporter.phase("syncing weights")
                 sync_in_process(trainer, explorer.engine)
                 metrics["train/sync_time"] = (
                     time.monotonic() - start - metrics.get("train/step_time", 0.0)
                 )
             save_every = cfg.checkpoint.save_interval
             if save_every and trained % save_every == 0:
+                reporter.phase("saving checkpoint")
                 _save(session, trainer, trained)
             reporter.step_done(metrics)
             last = metrics
@@ -257,6 +261,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             if out is None:
                 break
             reporter.step_done(out.metrics)
+            reporter.samples(out.step, out.experiences)
             explored.add(out.metrics)
             train_until(out.step - sync.sync_offset)
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
@@ -270,6 +275,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         raise RunInterrupted(trained) from None
     _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"], explored)
     if trainer.model_version != explorer.engine.model_version:
+        reporter.phase("syncing weights")
         sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
     _save(session, trainer, trained)
     if evaluated is not None and evaluated[0] == (cursor.step, trainer.model_version):
@@ -292,6 +298,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     stored = session.storage.read_state("explorer")
     if stored:
         cursor.restore(stored)
+    session.reporter.plan(cursor.total, cursor.step)
     session.storage.write([], {EXPLORER_DONE: None})  # running (again): not done
     try:
         if cfg.explorer.eval_on_start and cursor.step == 0:
@@ -308,6 +315,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
             if out is None:
                 break
             session.reporter.step_done(out.metrics)
+            session.reporter.samples(out.step, out.experiences)
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
                 await _evaluate(session, out.step)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -364,6 +372,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
     started = time.time()
     planned = _planned_steps(session)
     trainer, trained = _make_trainer(session)
+    session.reporter.plan(planned, trained)
     last: dict[str, Any] = {}
     try:
         while True:
@@ -371,6 +380,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
             available = int(stored.get("step", 0))
             if trained < available:
                 step = trained + 1
+                session.reporter.phase(f"training step {step}")
                 last = {"step": step, **_train_on(session, trainer, step)}
                 trained = step
                 every = min(
@@ -378,6 +388,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
                     cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval,
                 )
                 if trained % every == 0:
+                    session.reporter.phase("saving checkpoint")
                     _save(session, trainer, trained)
                 session.reporter.step_done(last)
                 continue
@@ -385,6 +396,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
                 session.storage.read_state(EXPLORER_DONE), available, started
             ):
                 break
+            session.reporter.phase(f"waiting for the explorer to store step {trained + 1}")
             await asyncio.sleep(poll_seconds)
     except (KeyboardInterrupt, asyncio.CancelledError):
         session.reporter.finish()
