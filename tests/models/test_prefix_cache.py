@@ -93,3 +93,35 @@ def test_weight_update_forgets_stored_states(engines, tiny_model_and_tokenizer):
     model, _ = tiny_model_and_tokenizer
     reusing.update_weights(copy.deepcopy(model.state_dict()))
     assert len(reusing._prefix) == 0
+
+
+def test_concurrent_conversations_of_different_lengths_share_one_reuse_prefill(engines):
+    """Continuations with different stored and new lengths are prefilled together
+    (masked gaps between stored and new positions) and still sample exactly the same."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    plain, reusing = engines
+
+    def talk(engine: HFEngine, opener: str) -> list[Any]:
+        wrapper = ModelWrapper(engine)
+        messages = [{"role": "user", "content": opener}]
+        out = []
+        for turn in range(3):
+            exp = wrapper.chat(messages, temperature=0.0, max_tokens=5 + 3 * turn)[0]
+            out.append(exp)
+            messages += [
+                {"role": "assistant", "content": exp.response_text},
+                {"role": "user", "content": "More" + "!" * turn},
+            ]
+        return out
+
+    openers = ["Short one", "A much longer opening message that takes more tokens", "Mid size"]
+    with ThreadPoolExecutor(3) as pool:
+        expected = list(pool.map(lambda o: talk(plain, o), openers))
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda o: talk(reusing, o), openers))
+    assert reusing.stats["prefix_hits"] == 6
+    for chat_a, chat_b in zip(expected, got, strict=True):
+        for a, b in zip(chat_a, chat_b, strict=True):
+            assert a.tokens.tolist() == b.tokens.tolist()
+            torch.testing.assert_close(a.logprobs, b.logprobs, atol=1e-4, rtol=0)

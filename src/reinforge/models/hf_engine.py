@@ -578,7 +578,7 @@ class HFEngine(InferenceEngine):
         if not admitted:
             return
         plain: list[_Request] = []
-        prefills: list[tuple[list[_Request], Callable[[], Any]]] = []
+        reused: list[tuple[_Request, int, Any]] = []
         for req in admitted:
             hit = self._prefix.longest_prefix(req.prompt_ids) if self._prefix else None
             if hit is None:
@@ -586,11 +586,11 @@ class HFEngine(InferenceEngine):
             else:
                 self.stats["prefix_hits"] += 1
                 self.stats["prefix_reused_tokens"] += hit[0]
-                prefills.append(([req], lambda req=req, hit=hit: self._prefill_from(req, *hit)))
+                reused.append((req, *hit))
         if plain:
-            prefills.insert(0, (plain, lambda: self._prefill(plain)))
-        for requests, prefill in prefills:
-            self._admit_part(requests, prefill)
+            self._admit_part(plain, lambda: self._prefill(plain))
+        if reused:
+            self._admit_part([r for r, _, _ in reused], lambda: self._prefill_from(reused))
 
     def _admit_part(self, requests: list[_Request], prefill: Callable[[], Any]) -> None:
         try:
@@ -639,26 +639,43 @@ class HFEngine(InferenceEngine):
         return self._start_rows(admitted, cache, mask, out.logits)
 
     def _prefill_from(
-        self, req: _Request, reused: int, states: Any
+        self, reused: list[tuple[_Request, int, Any]]
     ) -> tuple[Any, torch.Tensor, torch.Tensor, list[_Row]]:
-        """Prefill one request whose first ``reused`` prompt tokens have stored KV
-        ``states``: only the rest of the prompt goes through the model."""
+        """Prefill requests whose first ``n`` prompt tokens have stored KV ``states``
+        (one ``(request, n, states)`` each): only the rest of each prompt goes through
+        the model, all in one batch. Row ``i`` is laid out as its stored positions
+        (right-aligned in the widest stored length) followed by its new tokens
+        (right-aligned in the widest rest); the padding in between is masked out."""
         self.stats["prefills"] += 1
+        if self._rows:
+            self.stats["joins"] += 1
+        stored = max(n for _, n, _ in reused)
+        fresh = max(len(req.prompt_ids) - n for req, n, _ in reused)
+        rows = len(reused)
+        ids = torch.full((rows, fresh), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((rows, stored + fresh), dtype=torch.long)
+        positions = torch.zeros((rows, fresh), dtype=torch.long)
+        for i, (req, n, _) in enumerate(reused):
+            rest = req.prompt_ids[n:]
+            ids[i, fresh - len(rest) :] = torch.tensor(rest)
+            mask[i, stored - n : stored] = 1
+            mask[i, stored + fresh - len(rest) :] = 1
+            positions[i, fresh - len(rest) :] = torch.arange(n, n + len(rest))
         cache = _new_cache(self.model.config)
-        for layer, (keys, values) in zip(cache.layers, states, strict=True):
-            _set_layer(layer, keys[None], values[None])
-        total = len(req.prompt_ids)
-        suffix = torch.tensor([req.prompt_ids[reused:]], device=self.device)
-        mask = torch.ones((1, total), dtype=torch.long, device=self.device)
+        for layer_index, layer in enumerate(cache.layers):
+            keys = torch.cat([_left_pad(st[layer_index][0][None], stored) for _, _, st in reused])
+            values = torch.cat([_left_pad(st[layer_index][1][None], stored) for _, _, st in reused])
+            _set_layer(layer, keys, values)
+        ids, mask, positions = ids.to(self.device), mask.to(self.device), positions.to(self.device)
         out = self.model(
-            input_ids=suffix,
+            input_ids=ids,
             attention_mask=mask,
-            position_ids=torch.arange(reused, total, device=self.device)[None],
+            position_ids=positions,
             past_key_values=cache,
             use_cache=True,
             logits_to_keep=1,
         )
-        return self._start_rows([req], cache, mask, out.logits)
+        return self._start_rows([req for req, _, _ in reused], cache, mask, out.logits)
 
     def _start_rows(
         self, admitted: list[_Request], cache: Any, mask: torch.Tensor, logits: torch.Tensor
@@ -779,7 +796,7 @@ class HFEngine(InferenceEngine):
         if cached != len(ids):  # cannot happen; never store states that do not match
             logger.warning("prefix cache: row holds %d positions for %d ids", cached, len(ids))
             return
-        self._prefix.put(ids, _row_states(self._cache, i, cached))
+        self._prefix.put(ids, _row_states(self._cache, i, self._mask[i]))
 
     def _retire_finished(self) -> None:
         keep: list[int] = []
@@ -822,12 +839,13 @@ class HFEngine(InferenceEngine):
                     layer.values = layer.values[:, :, first:]
 
 
-def _row_states(cache: Any, row: int, length: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Copies of one batch row's last ``length`` cached positions, layer by layer."""
-    return [
-        (layer.keys[row, :, -length:].clone(), layer.values[row, :, -length:].clone())
-        for layer in cache.layers
-    ]
+def _row_states(
+    cache: Any, row: int, mask: torch.Tensor
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Copies of one batch row's cached positions where ``mask`` is set, layer by layer
+    (a row's positions need not be contiguous: see ``_prefill_from``)."""
+    columns = mask.bool()
+    return [(layer.keys[row][:, columns], layer.values[row][:, columns]) for layer in cache.layers]
 
 
 def _left_pad(t: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
