@@ -1,0 +1,74 @@
+"""Start-up of the ``reinforge`` command: help is fast and loads no heavy library.
+
+Each check runs in a fresh interpreter, as a user's shell would start it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+HEAVY = ("torch", "transformers", "ray", "sqlalchemy", "vllm", "openai", "datasets", "numpy")
+
+# import the CLI, show a help page, report which heavy libraries got imported
+PROBE = """
+import json, sys
+from reinforge.cli.main import app
+try:
+    app({args!r}, standalone_mode=False)
+except SystemExit:
+    pass
+heavy = {heavy!r}
+print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
+"""
+
+
+def _loaded_by(args: list[str]) -> list[str]:
+    code = PROBE.format(args=args, heavy=HEAVY)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["explore", "--help"],
+        ["run", "--help"],
+        ["eval", "--help"],
+        ["serve", "--help"],
+        ["config", "--help"],
+        ["init", "--help"],
+        ["export", "--help"],
+        ["--version"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_help_imports_no_heavy_library(args: list[str]) -> None:
+    assert _loaded_by(args) == []
+
+
+def test_help_is_fast() -> None:
+    """`reinforge --help` as a user runs it; the bound is loose (a busy 2-core machine)."""
+    env = {**os.environ, "COLUMNS": "120"}
+    best = float("inf")
+    for _ in range(2):  # the better of two: the first may pay for a cold disk cache
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "reinforge.cli.main", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        best = min(best, time.perf_counter() - start)
+        assert proc.returncode == 0, proc.stderr
+    print(f"reinforge --help took {best:.2f} s")
+    assert best < 3.0
