@@ -313,6 +313,7 @@ class Explorer:
     async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
         """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
         cursor = cursor or self.open_taskset()
+        self.reporter.plan(cursor.total, cursor.step)
         summary = ExploreSummary()
         start = time.monotonic()
         all_results: list[TaskResult] = []
@@ -324,6 +325,7 @@ class Explorer:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
             all_results.extend(out.results)
             self.reporter.step_done(out.metrics)
+            self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
         summary.elapsed = time.monotonic() - start
         summary.metrics = step_metrics(all_results, "explore/")

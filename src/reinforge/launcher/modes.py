@@ -199,7 +199,11 @@ def _train_on(session: RunSession, trainer: Trainer, step: int) -> dict[str, Any
     if not exps:
         logger.warning("step %d has no stored experiences; training skipped", step)
         return {"train/skipped": 1.0}
-    return trainer.train_step(exps)
+    reporter = session.reporter
+    return trainer.train_step(
+        exps,
+        on_micro_batch=lambda k, n: reporter.phase(f"training step {step}: micro-batch", k, n),
+    )
 
 
 async def run_both(session: RunSession) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +114,15 @@ class Trainer:
         if self.spec.use_reference and not cfg.lora.enabled:
             from transformers import AutoModelForCausalLM
 
+            # under bf16 autocast its matmuls see bf16 weights anyway: store them so
+            # (half the memory, no cast per forward); otherwise the policy's dtype
+            ref_dtype = (
+                torch.bfloat16 if cfg.mixed_precision == "bf16" else getattr(torch, cfg.dtype)
+            )
             self.ref_model = (
-                AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True)
+                AutoModelForCausalLM.from_pretrained(
+                    model_path, dtype=ref_dtype, local_files_only=True
+                )
                 .to(device)
                 .eval()
             )
@@ -185,8 +192,13 @@ class Trainer:
         for i in range(0, len(exps), size):
             yield exps[i : i + size]
 
-    def train_step(self, experiences: Sequence[Experience]) -> dict[str, float]:
-        """One optimiser step (``update_epochs`` passes) on ``experiences``; returns metrics."""
+    def train_step(
+        self,
+        experiences: Sequence[Experience],
+        on_micro_batch: Callable[[int, int], None] | None = None,
+    ) -> dict[str, float]:
+        """One optimiser step (``update_epochs`` passes) on ``experiences``; returns metrics.
+        ``on_micro_batch(k, n)`` is called after each of the ``n`` micro-batch passes."""
         start = time.monotonic()
         exps, stale = self.filter_stale(experiences)
         metrics: dict[str, float] = {"train/stale_dropped": float(stale)}
@@ -204,6 +216,9 @@ class Trainer:
         total_tokens = float(sum(int(e.action_mask.sum()) for e in exps))
         collected: dict[str, list[float]] = {}
         grad_norm = 0.0
+        size = self.cfg.micro_batch_size
+        passes = -(-len(exps) // size) * self.cfg.update_epochs
+        done = 0
         for _ in range(self.cfg.update_epochs):
             self.optimizer.zero_grad(set_to_none=True)
             for mb in self._micro_batches(exps):
@@ -247,6 +262,9 @@ class Trainer:
                 mb_metrics["loss"] = float(loss.detach())
                 for key, value in mb_metrics.items():
                     collected.setdefault(key, []).append(float(value))
+                done += 1
+                if on_micro_batch is not None:
+                    on_micro_batch(done, passes)
             params = trainable_parameters(self.model)
             # with no clipping configured the norm is still measured (inf = never clip),
             # so it is reported and a non-finite gradient still skips the update
