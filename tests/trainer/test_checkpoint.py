@@ -396,3 +396,58 @@ def test_falling_back_to_an_older_checkpoint_says_so(
     assert loaded is not None and loaded[1] == 1
     messages = [r.getMessage() for r in caplog.records]
     assert any("resuming from" in m and "step_1" in m and "step_2" in m for m in messages)
+
+
+def test_export_adapter_only_loads_with_peft_and_matches(
+    tiny_model_path: Path, tmp_path: Path
+) -> None:
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from reinforge.trainer.checkpoint import export_adapter
+
+    manager = CheckpointManager(tmp_path / "ckpt")
+    trainer = _trainer(tiny_model_path, True)
+    trainer.train_step(_experiences())
+    folder = _save(manager, trainer)
+    out = export_adapter(folder, tiny_model_path, tmp_path / "adapter")
+    assert (out / "adapter_config.json").is_file() and not (out / "config.json").exists()
+    base = AutoModelForCausalLM.from_pretrained(tiny_model_path, local_files_only=True)
+    loaded = PeftModel.from_pretrained(base, out)
+    trainer.model.eval()
+    torch.testing.assert_close(
+        _logits(loaded, IDS), _logits(trainer.model, IDS), atol=1e-5, rtol=1e-5
+    )
+    full = _trainer(tiny_model_path, False)
+    with pytest.raises(ValueError, match="no adapter to export"):
+        export_adapter(
+            _save(CheckpointManager(tmp_path / "full"), full), tiny_model_path, tmp_path / "x"
+        )
+
+
+def test_model_card_tells_base_algorithm_steps_and_eval(tmp_path: Path) -> None:
+    import json
+
+    from reinforge.trainer.model_card import model_card
+
+    run = tmp_path / "run"
+    (run / "checkpoints" / "step_16").mkdir(parents=True)
+    (run / "checkpoints" / "step_16" / "state.json").write_text(json.dumps({"global_step": 16}))
+    config = {
+        "project": "arithmetic",
+        "name": "grpo",
+        "trainer": {"algorithm": "grpo", "lr": 1e-5, "lora": {"enabled": False}},
+        "buffer": {"explorer_input": {"taskset": {"name": "arith", "path": "data/train.jsonl"}}},
+    }
+    (run / "config.json").write_text(json.dumps(config))
+    rows = [
+        {"step": 0, "eval/test/mean@4": 0.2, "eval/test/accuracy": 0.2},
+        {"step": 8, "eval/test/mean@4": 0.5},
+        {"step": 16, "eval/test/mean@4": 0.45},
+    ]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    card = model_card(run, run / "checkpoints" / "step_16", "smollm2-135m-instruct")
+    assert "# arithmetic/grpo" in card and "`smollm2-135m-instruct`" in card
+    assert "| algorithm | grpo |" in card and "| training steps | 16 |" in card
+    assert "| test | mean@4 | 0.200 (0) | 0.500 | 0.450 (16) |" in card
+    assert "arith" in card

@@ -263,6 +263,23 @@ def policy_weights(folder: Path, base_model_path: str | Path) -> dict[str, torch
     return merged_state_dict(PeftModel.from_pretrained(base, folder / "model"))
 
 
+def export_adapter(folder: Path, base_model_path: str | Path, out_dir: str | Path) -> Path:
+    """Copy a LoRA checkpoint's adapter (peft format) and the tokenizer to ``out_dir``."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    if not read_state(folder).get("lora"):
+        raise ValueError(
+            f"checkpoint {folder} is a full fine-tune: there is no adapter to export "
+            "(export the whole model instead)"
+        )
+    out = Path(out_dir)
+    shutil.copytree(folder / "model", out, dirs_exist_ok=True)
+    AutoTokenizer.from_pretrained(base_model_path, local_files_only=True).save_pretrained(out)
+    return out
+
+
 def export_model(folder: Path, base_model_path: str | Path, out_dir: str | Path) -> Path:
     """Write a plain HF model directory (weights merged, tokenizer included) for a checkpoint."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
