@@ -276,3 +276,10 @@ def test_run_prints_the_story_and_the_next_commands(tmp_path: Path) -> None:
     assert "  plot:   reinforge plot run\n" in out
     assert "tensorboard" not in out  # not enabled in this config
     assert len(out.splitlines()) <= 14  # short: no per-metric dump
+
+
+def test_step_lists_are_ranges() -> None:
+    rows = [train_row(s) for s in [*range(1, 15), 16]]
+    assert train_line(rows) == "15 steps (1-14, 16)"
+    sparse = [train_row(s) for s in range(1, 17, 2)]
+    assert train_line(sparse) == "8 steps (1, 3, 5, 7, 9, 11, ... (8 in all))"

@@ -66,14 +66,18 @@ def _rate(count: float, seconds: float) -> str:
 
 
 def _steps(steps: Sequence[int]) -> str:
-    """``1-16`` for a contiguous range, else the list (shortened past a few)."""
-    if not steps:
-        return ""
+    """Step numbers as ranges: ``1-14, 16`` (shortened past six ranges)."""
     ordered = sorted(set(steps))
-    if ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}-{ordered[-1]}"
-    shown = ", ".join(str(s) for s in ordered[:6])
-    return shown + (f", ... ({len(ordered)} in all)" if len(ordered) > 6 else "")
+    runs: list[tuple[int, int]] = []
+    for step in ordered:
+        if runs and step == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], step)
+        else:
+            runs.append((step, step))
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    if len(parts) > 6:
+        return ", ".join(parts[:6]) + f", ... ({len(ordered)} in all)"
+    return ", ".join(parts)
 
 
 def _total(rows: Iterable[Row], key: str) -> float:

@@ -28,39 +28,35 @@ import re
 
 from reinforge import WORKFLOWS, Experience, Workflow
 
-SYSTEM_PROMPT = "Solve the problem. Write the final number inside \\\\boxed{}, e.g. \\\\boxed{42}."
+INSTRUCTION = "Answer with just the number."
 BOXED = re.compile(r"\\\\boxed\\{\\s*(-?\\d+)\\s*\\}")
+NUMBER = re.compile(r"-?\\d+")
 
 
-def score(reply: str, answer: str) -> dict[str, float]:
-    """accuracy: 1.0 when the last boxed number is the answer; format: 1.0 when there is one."""
-    found = BOXED.findall(reply)
-    return {
-        "accuracy": float(bool(found) and found[-1] == answer),
-        "format": float(bool(found)),
-    }
+def final_answer(reply: str) -> str | None:
+    """The number a reply ends on: its last boxed number, else its last number."""
+    found = BOXED.findall(reply) or NUMBER.findall(reply)
+    return found[-1] if found else None
 
 
 @WORKFLOWS.register_module("$workflow")
 class ArithmeticWorkflow(Workflow):
-    """One question, repeat_times sampled replies, reward = accuracy."""
+    """One question, repeat_times sampled replies; reward 1 for the right number."""
 
     can_repeat = True  # one run() call samples all repeat_times replies of the task
 
     def run(self) -> list[Experience]:
         row = self.task.raw_task
-        messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": row["question"]},
-        ]
+        messages = [{"role": "user", "content": f"{row['question']} {INSTRUCTION}"}]
         replies = self.model.chat(
             messages,
             n=self.repeat_times,
             temperature=self.task.rollout_args.temperature,
         )
         for i, exp in enumerate(replies):
-            exp.metrics.update(score(exp.response_text, str(row["answer"])))
-            exp.reward = exp.metrics["accuracy"]
+            correct = final_answer(exp.response_text) == str(row["answer"])
+            exp.metrics["accuracy"] = float(correct)  # what eval's mean@n averages
+            exp.reward = float(correct)
             exp.eid.run = self.run_id_base + i  # tells the replies of one task apart
         return replies
 ''')
@@ -79,15 +75,15 @@ name: starter
 mode: both
 plugins: [workflow.py]            # imported before the run; registers "$workflow"
 model:
-  # the deterministic mock engine: no weights, instant; it answers arithmetic in
-  # \\boxed{} and is off by one a quarter of the time, so rewards differ
+  # the deterministic mock engine: no weights, instant; it answers arithmetic
+  # and is off by one a quarter of the time, so rewards differ
   engine: mock
   mock: {policy: arithmetic, error_rate: 0.25}
   # the real model, embedded in reinforge (nothing is downloaded): delete the two
   # lines above and uncomment these two to explore, evaluate and train for real
   # engine: hf
   # model_path: smollm2-135m-instruct
-  max_response_tokens: 64
+  max_response_tokens: 32
 buffer:
   batch_size: 8                   # tasks per step
   total_epochs: 1
