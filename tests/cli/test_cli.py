@@ -86,8 +86,10 @@ def project(tmp_path):
 
 def test_help_lists_commands(tmp_path):
     out = run(["--help"], tmp_path, check=True).stdout
-    for command in ("explore", "eval", "export-buffer"):
+    for command in ("explore", "eval", "run", "export-buffer", "config", "init"):
         assert command in out
+    for option in ("--version", "--verbose", "--quiet", "--log-level", "--debug"):
+        assert option in out
 
 
 def test_explore_prints_summary_and_accuracy_and_writes_files(project):

@@ -245,7 +245,7 @@ monitor: {progress: false, tensorboard: false}
 """
 
 
-def test_run_prints_the_story_and_the_next_commands(tmp_path: Path) -> None:
+def test_run_prints_the_story_and_the_next_commands_which_work(tmp_path: Path) -> None:
     """A real ``reinforge run`` (tiny model, two steps) ends with the short summary."""
     with open(tmp_path / "tasks.jsonl", "w") as fh:
         for i in range(8):
@@ -276,6 +276,29 @@ def test_run_prints_the_story_and_the_next_commands(tmp_path: Path) -> None:
     assert "  plot:   reinforge plot run\n" in out
     assert "tensorboard" not in out  # not enabled in this config
     assert len(out.splitlines()) <= 14  # short: no per-metric dump
+    # the suggested export works and writes a model card beside the weights
+    export = subprocess.run(
+        [sys.executable, "-m", "reinforge.cli.main", "export", "run", "run/hf_model"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert export.returncode == 0, export.stderr[-3000:]
+    assert "exported step_2 to run/hf_model" in export.stdout
+    assert (tmp_path / "run/hf_model/config.json").is_file()
+    assert (tmp_path / "run/hf_model/README.md").is_file()
+    adapter = subprocess.run(
+        [sys.executable, "-m", "reinforge.cli.main", "export", "run", "x", "--adapter-only"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert adapter.returncode == 2  # a full fine-tune has no adapter
+    assert "no adapter to export" in " ".join(adapter.stderr.split())
 
 
 def test_step_lists_are_ranges() -> None:

@@ -44,9 +44,9 @@ def command_line(
 
 def _open(cfg: ReinforgeConfig) -> Any:
     """A run session for ``cfg`` (model loaded, run directory, buffer, explorer)."""
-    prepare_runtime()
     from reinforge.launcher.session import RunSession
 
+    prepare_runtime()  # after the imports, so that what they created gets frozen
     return RunSession.open(cfg)
 
 
@@ -168,7 +168,6 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
         cfg = load(config, set_, run_dir)
         if cfg.mode == "eval":
             raise ConfigError(f"{config}: mode 'eval' is run with `reinforge eval`")
-        prepare_runtime()
         from reinforge.launcher.modes import MODES, check_mode
 
         try:

@@ -54,9 +54,10 @@ def serve(
         cfg = load(config, set_, None)
     except user_errors() as exc:
         raise fail(exc) from None
-    prepare_runtime()
     from reinforge.launcher.serve import build_server
     from reinforge.models import openai_server
+
+    prepare_runtime()
 
     try:  # before the model loads: a taken port fails at once
         sock = openai_server.bind_socket(host, port)

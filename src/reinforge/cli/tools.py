@@ -36,11 +36,23 @@ def export(
     model: Annotated[
         str | None, typer.Option(help="Base model (default: from the run's config).")
     ] = None,
+    adapter_only: Annotated[
+        bool,
+        typer.Option(
+            "--adapter-only",
+            help="LoRA runs: write only the adapter (peft format) and the tokenizer.",
+        ),
+    ] = False,
 ) -> None:
-    """Export a checkpoint as a plain Hugging Face model directory (LoRA merged)."""
-    prepare_runtime()
+    """Export a checkpoint as a plain Hugging Face model directory (LoRA merged).
+
+    A README.md model card (base model, algorithm, steps, eval scores) goes with it.
+    """
     from reinforge.models import resolve_model_path
-    from reinforge.trainer.checkpoint import CheckpointManager, export_model
+    from reinforge.trainer.checkpoint import CheckpointManager, export_adapter, export_model
+    from reinforge.trainer.model_card import write_model_card
+
+    prepare_runtime()
 
     checkpoints = CheckpointManager(run_dir / "checkpoints").list()
     if step is not None:
@@ -57,10 +69,13 @@ def export(
             run_cfg = json.loads((run_dir / "config.json").read_text())
             cache_dir = run_cfg["model"].get("cache_dir")
             model = model or run_cfg["model"]["model_path"]
-        out = export_model(checkpoints[-1], resolve_model_path(model, cache_dir), output)
+        write = export_adapter if adapter_only else export_model
+        out = write(checkpoints[-1], resolve_model_path(model, cache_dir), output)
+        write_model_card(out, run_dir, checkpoints[-1], model, adapter_only=adapter_only)
     except user_errors() as exc:
         raise fail(exc) from None
-    typer.echo(f"exported {checkpoints[-1].name} to {out}")
+    what = "the adapter of " if adapter_only else ""
+    typer.echo(f"exported {what}{checkpoints[-1].name} to {out}")
 
 
 def export_buffer(
@@ -99,9 +114,10 @@ def check_template(
     Exits 0 when it is, 1 when it is not (multi-turn history then falls back to one
     experience per turn), 2 when the model or template cannot be loaded.
     """
-    prepare_runtime()
     from reinforge.models.template_check import check_template as check
     from reinforge.models.template_check import load_tokenizer
+
+    prepare_runtime()
 
     try:
         tokenizer = load_tokenizer(model)
