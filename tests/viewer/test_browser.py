@@ -40,10 +40,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SERVE = (
-    "import sys; from pathlib import Path; from reinforge.viewer import serve_viewer; "
-    "serve_viewer(Path(sys.argv[1]), port=int(sys.argv[2]))"
-)
 
 
 def _missing(what: str) -> None:
@@ -77,11 +73,20 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server(sample_run: Any, tmp_path: Path) -> Iterator[str]:
-    """``serve_viewer`` on the sample run in its own process; yields its URL."""
+    """``reinforge view`` on the sample run in its own process; yields its URL."""
     port = _free_port()
     log = open(tmp_path / "server.log", "w+")  # noqa: SIM115 - read back on failure
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE, str(sample_run.run_dir), str(port)],
+        # the real command a user runs: reinforge view RUN_DIR --port PORT
+        [
+            sys.executable,
+            "-m",
+            "reinforge.cli.main",
+            "view",
+            str(sample_run.run_dir),
+            "--port",
+            str(port),
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
