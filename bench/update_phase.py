@@ -42,8 +42,13 @@ DATA = Path(__file__).resolve().parents[1] / "examples" / "arithmetic" / "data" 
 
 #: the demo's trainer section (examples/arithmetic/grpo.yaml) plus each setting's changes
 DEMO = {"algorithm": "grpo", "lr": 1e-5, "warmup_steps": 2, "micro_batch_size": 16}
+#: the setting named FULL_VOCAB runs with the vocabulary projection over every column
+#: from the first response position on, as the trainer did before it projected only
+#: the response positions (``token_logprobs(..., only=None)``)
+FULL_VOCAB = "fp32, full-width logits (as before)"
 SETTINGS: dict[str, dict[str, Any]] = {
-    "fp32 (before)": {},
+    FULL_VOCAB: {},
+    "fp32": {},
     "bf16 autocast": {"mixed_precision": "bf16"},
     "bf16 autocast, no KL (no reference forward)": {
         "mixed_precision": "bf16",
@@ -108,10 +113,19 @@ def main() -> None:
     pad = AutoTokenizer.from_pretrained(model_path, local_files_only=True).pad_token_id
     results: dict[str, list[dict[str, float]]] = {name: [] for name in SETTINGS}
     rss: dict[str, float] = {}
+    from reinforge.trainer import trainer as trainer_module
+
+    packed = trainer_module.token_logprobs
+
+    def full_width(model: Any, batch: Any, with_logits: bool = False, only: Any = None) -> Any:
+        return packed(model, batch, with_logits=with_logits, only=None)
+
     for _ in range(args.rounds):
         for name, changes in SETTINGS.items():
             before = peak_rss_mb()
+            trainer_module.token_logprobs = full_width if name == FULL_VOCAB else packed
             results[name].append(time_setting(model_path, changes, batch, pad))
+            trainer_module.token_logprobs = packed
             rss[name] = max(rss.get(name, 0.0), peak_rss_mb() - before)
     base = statistics.median(r["seconds"] for r in results[next(iter(SETTINGS))])
     print(f"{'setting':<46} {'s/update':>9} {'speed-up':>9} {'ratio':>7} {'loss':>8} {'RSS+MB':>7}")

@@ -1,25 +1,28 @@
-"""The explorer: runs workflows concurrently against the current policy."""
+"""The explorer: runs workflows concurrently against the current policy.
 
-from reinforge.explorer.cursor import TasksetCursor
-from reinforge.explorer.eval_metrics import eval_metrics
-from reinforge.explorer.explorer import Explorer, ExploreSummary, StepOutput
-from reinforge.explorer.explorer_config import ExplorerConfig
-from reinforge.explorer.messages import TaskRequest, TaskResult
-from reinforge.explorer.reporter import Reporter
-from reinforge.explorer.runner import WorkflowRunner
-from reinforge.explorer.scheduler import Scheduler, make_requests
+Names load on first use, so the config section (``ExplorerConfig``) can be read
+without importing the explorer's machinery (workflows, rewards, engines).
+"""
 
-__all__ = [
-    "ExploreSummary",
-    "Explorer",
-    "ExplorerConfig",
-    "Reporter",
-    "Scheduler",
-    "StepOutput",
-    "TaskRequest",
-    "TaskResult",
-    "TasksetCursor",
-    "WorkflowRunner",
-    "eval_metrics",
-    "make_requests",
-]
+from __future__ import annotations
+
+from reinforge.core.lazy_exports import lazy_exports
+
+_EXPORTS = {
+    "TasksetCursor": "reinforge.explorer.cursor",
+    "eval_metrics": "reinforge.explorer.eval_metrics",
+    "Explorer": "reinforge.explorer.explorer",
+    "ExploreSummary": "reinforge.explorer.explorer",
+    "StepOutput": "reinforge.explorer.explorer",
+    "ExplorerConfig": "reinforge.explorer.explorer_config",
+    "TaskRequest": "reinforge.explorer.messages",
+    "TaskResult": "reinforge.explorer.messages",
+    "Reporter": "reinforge.explorer.reporter",
+    "WorkflowRunner": "reinforge.explorer.runner",
+    "Scheduler": "reinforge.explorer.scheduler",
+    "make_requests": "reinforge.explorer.scheduler",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+

@@ -1,19 +1,24 @@
-"""Policy models: the ModelWrapper that workflows use and the engines behind it."""
+"""Policy models: the ModelWrapper that workflows use and the engines behind it.
 
-from reinforge.models.catalog import ModelNotFoundError, known_models, resolve_model_path
-from reinforge.models.engine import Completion, InferenceEngine, SamplingParams
-from reinforge.models.factory import create_engine
-from reinforge.models.mock_engine import MockEngine
-from reinforge.models.model_wrapper import ModelWrapper
+Names load on first use, so the config sections (``model_config``) can be read
+without importing torch or transformers.
+"""
 
-__all__ = [
-    "Completion",
-    "InferenceEngine",
-    "MockEngine",
-    "ModelNotFoundError",
-    "ModelWrapper",
-    "SamplingParams",
-    "create_engine",
-    "known_models",
-    "resolve_model_path",
-]
+from __future__ import annotations
+
+from reinforge.core.lazy_exports import lazy_exports
+
+_EXPORTS = {
+    "ModelNotFoundError": "reinforge.models.catalog",
+    "known_models": "reinforge.models.catalog",
+    "resolve_model_path": "reinforge.models.catalog",
+    "Completion": "reinforge.models.engine",
+    "InferenceEngine": "reinforge.models.engine",
+    "SamplingParams": "reinforge.models.engine",
+    "create_engine": "reinforge.models.factory",
+    "MockEngine": "reinforge.models.mock_engine",
+    "ModelWrapper": "reinforge.models.model_wrapper",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

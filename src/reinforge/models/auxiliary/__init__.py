@@ -1,37 +1,32 @@
-"""Auxiliary models (judges, reward models, tools) and the judge helper."""
+"""Auxiliary models (judges, reward models, tools) and the judge helper.
 
-from reinforge.models.auxiliary.cache import VerdictCache
-from reinforge.models.auxiliary.config import AuxiliaryModelConfig
-from reinforge.models.auxiliary.judge import (
-    Judge,
-    JudgeReplyError,
-    Verdict,
-    extract_json,
-    json_reply,
-)
-from reinforge.models.auxiliary.model import (
-    AsyncAuxiliaryOpenAI,
-    AuxiliaryModel,
-    AuxiliaryModels,
-    AuxiliaryOpenAI,
-    UnknownAuxiliaryModel,
-    build_auxiliary_model,
-    pick_client,
-)
+Names load on first use: the config section (``AuxiliaryModelConfig``) is read
+without importing the openai client.
+"""
 
-__all__ = [
-    "AsyncAuxiliaryOpenAI",
-    "AuxiliaryModel",
-    "AuxiliaryModelConfig",
-    "AuxiliaryModels",
-    "AuxiliaryOpenAI",
-    "Judge",
-    "JudgeReplyError",
-    "UnknownAuxiliaryModel",
-    "Verdict",
-    "VerdictCache",
-    "build_auxiliary_model",
-    "extract_json",
-    "json_reply",
-    "pick_client",
-]
+from __future__ import annotations
+
+from reinforge.core.lazy_exports import lazy_exports
+
+_JUDGE = "reinforge.models.auxiliary.judge"
+_MODEL = "reinforge.models.auxiliary.model"
+_EXPORTS = {
+    "VerdictCache": "reinforge.models.auxiliary.cache",
+    "AuxiliaryModelConfig": "reinforge.models.auxiliary.config",
+    "Judge": _JUDGE,
+    "JudgeReplyError": _JUDGE,
+    "Verdict": _JUDGE,
+    "extract_json": _JUDGE,
+    "json_reply": _JUDGE,
+    "AsyncAuxiliaryOpenAI": _MODEL,
+    "AuxiliaryModel": _MODEL,
+    "AuxiliaryModels": _MODEL,
+    "AuxiliaryOpenAI": _MODEL,
+    "UnknownAuxiliaryModel": _MODEL,
+    "build_auxiliary_model": _MODEL,
+    "pick_client": _MODEL,
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
