@@ -14,7 +14,7 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    warm-up. In-run evaluation is switched off; the flags (steps, prompts per
    step, group size, ...) override the config, and the default step count is 8
    where the demo runs 16.
-2. TRL: ``GRPOTrainer`` with ``use_cpu=True``, fp32, its own ``model.generate``
+2. TRL: ``GRPOTrainer`` with ``use_cpu=True``, its own ``model.generate``
    rollouts, and the matching settings: ``num_generations`` = rollouts per
    prompt, one optimiser step per generation batch of prompts x rollouts
    (``per_device_train_batch_size`` = reinforge's micro-batch,
@@ -25,11 +25,13 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    ``beta`` = reinforge's KL coefficient (TRL's KL is the same k3 /
    "low_var_kl" estimator, unclamped), ``epsilon`` 0.2, ``loss_type="dapo"``
    (token mean over the whole batch, like reinforge's ``token-mean``),
-   ``scale_rewards="group"`` (GRPO's std-normalised advantages). The only speed
-   knob changed from TRL's defaults: ``gradient_checkpointing=False`` (TRL turns
-   it on by default; for a 135M model on a machine with gigabytes of free memory
-   a competent user switches it off, and reinforge does not use it either).
-   ``bf16=False``: fp32 like reinforge. The prompts are the same rows in the same
+   ``scale_rewards="group"`` (GRPO's std-normalised advantages). Precision and
+   gradient checkpointing are set alike on both sides (``--precision``,
+   ``--gradient-checkpointing``): by default bf16 (TRL's ``bf16=True``, autocast
+   with fp32 weights, like reinforge's ``mixed_precision: bf16``; reinforge also
+   samples with a bf16 engine, which TRL's ``model.generate`` on the training
+   model cannot) and checkpointing on, as the demo runs.
+   The prompts are the same rows in the same
    order (reinforge's shuffled taskset order, TRL's ``shuffle_dataset=False``),
    rendered with the same chat template (checked: identical token ids), and
    scored by the same reward function (reinforge's ``accuracy_reward``,
@@ -118,7 +120,7 @@ class Settings:
     group: int = 8
     max_tokens: int = 32
     temperature: float = 1.0
-    lr: float = 1e-5
+    lr: float = 2e-5
     warmup_steps: int = 2
     micro_batch: int = 16
     kl_coef: float = 0.001
@@ -127,6 +129,10 @@ class Settings:
     seed: int = 0
     eval_k: int = 4
     eval_limit: int | None = None
+    #: both sides alike: bf16 = bf16 autocast forward passes with fp32 master weights
+    #: (and reinforge's bf16 sampling engine); fp32 = everything in float32
+    precision: str = "bf16"
+    gradient_checkpointing: bool = True
 
     @property
     def rollouts_per_step(self) -> int:
@@ -174,6 +180,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--eval-limit", type=int, default=d.eval_limit, help="held-out questions (default: all)"
+    )
+    p.add_argument(
+        "--precision", choices=["bf16", "fp32"], default=d.precision, help="both sides alike"
+    )
+    p.add_argument(
+        "--gradient-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=d.gradient_checkpointing,
+        help="both sides alike",
     )
     p.add_argument("--order", default="reinforge,trl", help="which side runs first")
     p.add_argument(
@@ -263,7 +278,10 @@ def reinforge_config(settings: Settings, run_dir: Path, model_dir: str) -> Any:
         warmup_steps=settings.warmup_steps,
         micro_batch_size=settings.micro_batch,
         seed=settings.seed,
+        mixed_precision="bf16" if settings.precision == "bf16" else "no",
+        gradient_checkpointing=settings.gradient_checkpointing,
     )
+    data["model"]["hf"]["dtype"] = "bfloat16" if settings.precision == "bf16" else "float32"
     trainer["algorithm_args"] = {**trainer.get("algorithm_args", {}), "kl_loss_coef": 0.0}
     if settings.kl_coef > 0:
         trainer["algorithm_args"]["kl_loss_coef"] = settings.kl_coef
@@ -420,9 +438,9 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
     config = GRPOConfig(
         output_dir=str(work / "trainer"),
         use_cpu=True,
-        bf16=False,
+        bf16=settings.precision == "bf16",
         fp16=False,
-        gradient_checkpointing=False,  # TRL's default is True; off for speed (see docstring)
+        gradient_checkpointing=settings.gradient_checkpointing,
         per_device_train_batch_size=settings.micro_batch,
         gradient_accumulation_steps=batch // settings.micro_batch,
         num_generations=settings.group,
