@@ -149,9 +149,10 @@ def run_summary(
         report.commands.append(("export", shlex.join([*export, "--step", step])))
     if cfg.monitor.jsonl:
         report.commands.append(("plot", shlex.join(["reinforge", "plot", str(run_dir)])))
+    report.commands.append(("view", shlex.join(["reinforge", "view", str(run_dir)])))
     if cfg.monitor.tensorboard:
         report.commands.append(
-            ("view", shlex.join(["tensorboard", "--logdir", str(run_dir / "tensorboard")]))
+            ("curves", shlex.join(["tensorboard", "--logdir", str(run_dir / "tensorboard")]))
         )
     return report
 
