@@ -25,4 +25,3 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
-
