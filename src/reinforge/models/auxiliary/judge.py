@@ -175,6 +175,20 @@ class Judge:
             return {**body, "temperature": RETRY_TEMPERATURE}
         return body
 
+    @staticmethod
+    def _accept(verdict: Verdict, completion: Any, parse: Callable[[str], Any]) -> None:
+        """Record a reply; ``parse`` raising leaves the verdict failed (the caller retries)."""
+        verdict.reply = completion.choices[0].message.content or ""
+        verdict.value = parse(verdict.reply)
+        verdict.ok, verdict.reason, verdict.error = True, None, None
+
+    def _finish(self, verdict: Verdict, key: str | None, start: float) -> Verdict:
+        """Time the verdict and cache it if it succeeded."""
+        verdict.latency = time.monotonic() - start
+        if verdict.ok and key is not None:
+            self.cache.put(key, (verdict.value, verdict.reply))
+        return verdict
+
     def ask(
         self,
         messages: list[dict[str, Any]],
@@ -188,24 +202,16 @@ class Judge:
         key, hit = self._cached(body)
         if hit is not None:
             return hit
-        verdict = Verdict()
-        start = time.monotonic()
-        request = body
+        verdict, start, request = Verdict(), time.monotonic(), body
         for attempt in range(1, self.attempts + 1):
             verdict.attempts = attempt
             try:
-                completion = self.client.chat.completions.create(**request)
-                verdict.reply = completion.choices[0].message.content or ""
-                verdict.value = parse(verdict.reply)
-                verdict.ok, verdict.reason, verdict.error = True, None, None
+                self._accept(verdict, self.client.chat.completions.create(**request), parse)
                 break
             except Exception as exc:  # every failure is a verdict, not a crash
                 verdict.reason, verdict.error = _failure(exc)
                 request = self._retry_body(body)
-        verdict.latency = time.monotonic() - start
-        if verdict.ok and key is not None:
-            self.cache.put(key, (verdict.value, verdict.reply))
-        return verdict
+        return self._finish(verdict, key, start)
 
     async def ask_async(
         self,
@@ -222,21 +228,14 @@ class Judge:
         key, hit = self._cached(body)
         if hit is not None:
             return hit
-        verdict = Verdict()
-        start = time.monotonic()
-        request = body
+        verdict, start, request = Verdict(), time.monotonic(), body
         for attempt in range(1, self.attempts + 1):
             verdict.attempts = attempt
             try:
                 completion = await self.async_client.chat.completions.create(**request)
-                verdict.reply = completion.choices[0].message.content or ""
-                verdict.value = parse(verdict.reply)
-                verdict.ok, verdict.reason, verdict.error = True, None, None
+                self._accept(verdict, completion, parse)
                 break
             except Exception as exc:
                 verdict.reason, verdict.error = _failure(exc)
                 request = self._retry_body(body)
-        verdict.latency = time.monotonic() - start
-        if verdict.ok and key is not None:
-            self.cache.put(key, (verdict.value, verdict.reply))
-        return verdict
+        return self._finish(verdict, key, start)

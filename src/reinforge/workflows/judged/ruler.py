@@ -133,6 +133,15 @@ def _combine(orders: list[list[int]], verdicts: list[Verdict], n: int) -> GroupS
     return GroupScores(scores, verdicts, consistency)
 
 
+def _questions(
+    question: str, answers: list[str], rng: random.Random, requirement: str, position_check: bool
+) -> tuple[list[list[int]], list[list[dict]]]:
+    """The orders the group is shown in, and the judge messages for each."""
+    orders = _orders(len(answers), rng, position_check)
+    messages = [ruler_messages(question, [answers[i] for i in o], requirement) for o in orders]
+    return orders, messages
+
+
 def rank_group(
     judge: Judge,
     question: str,
@@ -144,13 +153,8 @@ def rank_group(
 ) -> GroupScores:
     """Score ``answers`` with one judge call (two with ``position_check``)."""
     n = len(answers)
-    orders = _orders(n, rng, position_check)
-    verdicts = [
-        judge.ask(
-            ruler_messages(question, [answers[i] for i in order], requirement), parse_scores(n)
-        )
-        for order in orders
-    ]
+    orders, questions = _questions(question, answers, rng, requirement, position_check)
+    verdicts = [judge.ask(m, parse_scores(n)) for m in questions]
     return _combine(orders, verdicts, n)
 
 
@@ -166,15 +170,8 @@ async def rank_group_async(
     import asyncio
 
     n = len(answers)
-    orders = _orders(n, rng, position_check)
-    verdicts = await asyncio.gather(
-        *(
-            judge.ask_async(
-                ruler_messages(question, [answers[i] for i in order], requirement), parse_scores(n)
-            )
-            for order in orders
-        )
-    )
+    orders, questions = _questions(question, answers, rng, requirement, position_check)
+    verdicts = await asyncio.gather(*(judge.ask_async(m, parse_scores(n)) for m in questions))
     return _combine(orders, list(verdicts), n)
 
 
