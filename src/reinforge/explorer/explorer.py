@@ -98,52 +98,92 @@ def score_of(exp: Experience) -> float:
 
 
 def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
-    exps = [e for r in results for e in r.experiences]
-    out: dict[str, float] = {
-        f"{prefix}tasks": float(len(results)),
-        f"{prefix}failed_tasks": float(sum(not r.ok for r in results)),
-        f"{prefix}experiences": float(len(exps)),
-    }
-    if exps:
-        rewards = [e.reward for e in exps if e.reward is not None and e.mask_reason is None]
-        if rewards:
-            out[f"{prefix}reward_mean"] = float(np.mean(rewards))
-            out[f"{prefix}reward_std"] = float(np.std(rewards))
-        if any("accuracy" in e.metrics for e in exps):
-            out[f"{prefix}accuracy"] = float(np.mean([score_of(e) for e in exps]))
-        out[f"{prefix}response_length"] = float(np.mean([e.response_length for e in exps]))
-        out[f"{prefix}truncated_ratio"] = float(
-            np.mean([e.truncate_status is not None for e in exps])
-        )
-        out.update(workflow_metrics(results, prefix))
-    return out
+    return ResultStats().add(results).metrics(prefix)
+
+
+class ResultStats:
+    """The numbers ``step_metrics`` is computed from, gathered result by result.
+
+    A run's summary covers every task of the run; keeping these few numbers per
+    experience instead of the results themselves lets each step's experiences be
+    freed once they are stored (holding them all made every full garbage collection
+    walk the whole run). Values are kept in arrival order, so the metrics are exactly
+    those ``step_metrics`` gives for all the results at once.
+    """
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.failed = 0
+        self.rewards: list[float] = []  # of experiences that are not masked
+        self.scores: list[Any] = []  # what score_of converts, converted when it is needed
+        self.has_accuracy = False
+        self.lengths: list[int] = []
+        self.truncated: list[bool] = []
+        # workflow metric name -> its mean over each task's experiences, per task
+        self.per_task: dict[str, list[float]] = {}
+
+    def add(self, results: list[TaskResult]) -> ResultStats:
+        for result in results:
+            self.tasks += 1
+            self.failed += not result.ok
+            sums: dict[str, list[float]] = {}
+            for exp in result.experiences:
+                metrics = exp.metrics
+                reward = exp.reward
+                if reward is not None and exp.mask_reason is None:
+                    self.rewards.append(reward)
+                if "accuracy" in metrics:
+                    self.has_accuracy = True
+                    self.scores.append(metrics["accuracy"])
+                else:
+                    self.scores.append(reward or 0.0)
+                self.lengths.append(exp.response_length)
+                self.truncated.append(exp.truncate_status is not None)
+                for key, value in metrics.items():
+                    if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
+                        total = sums.get(key)
+                        if total is None:
+                            sums[key] = [float(value), 1.0]
+                        else:
+                            total[0] += value
+                            total[1] += 1.0
+            for key, (total, count) in sums.items():
+                self.per_task.setdefault(key, []).append(total / count)
+        return self
+
+    def metrics(self, prefix: str) -> dict[str, float]:
+        out: dict[str, float] = {
+            f"{prefix}tasks": float(self.tasks),
+            f"{prefix}failed_tasks": float(self.failed),
+            f"{prefix}experiences": float(len(self.lengths)),
+        }
+        if not self.lengths:
+            return out
+        if self.rewards:
+            out[f"{prefix}reward_mean"] = float(np.mean(self.rewards))
+            out[f"{prefix}reward_std"] = float(np.std(self.rewards))
+        if self.has_accuracy:
+            out[f"{prefix}accuracy"] = float(np.mean([float(v) for v in self.scores]))
+        out[f"{prefix}response_length"] = float(np.mean(self.lengths))
+        out[f"{prefix}truncated_ratio"] = float(np.mean(self.truncated))
+        out.update(self.workflow_metrics(prefix))
+        return out
+
+    def workflow_metrics(self, prefix: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for key, values in self.per_task.items():
+            name = f"{prefix}workflow/{key}"
+            out[f"{name}/mean"] = float(np.mean(values))
+            out[f"{name}/max"] = float(max(values))
+            out[f"{name}/min"] = float(min(values))
+        return out
 
 
 def workflow_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
     """The numbers workflows put in ``exp.metrics`` (e.g. ``actual_env_steps``), as
     Trinity-RFT's runner reports them: averaged over each task's experiences, then
     ``{prefix}workflow/{name}/mean``, ``/max`` and ``/min`` over the tasks that have it."""
-    per_task: dict[str, list[float]] = {}
-    for result in results:
-        sums: dict[str, list[float]] = {}
-        for exp in result.experiences:
-            for key, value in exp.metrics.items():
-                if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
-                    total = sums.get(key)
-                    if total is None:
-                        sums[key] = [float(value), 1.0]
-                    else:
-                        total[0] += value
-                        total[1] += 1.0
-        for key, (total, count) in sums.items():
-            per_task.setdefault(key, []).append(total / count)
-    out: dict[str, float] = {}
-    for key, values in per_task.items():
-        name = f"{prefix}workflow/{key}"
-        out[f"{name}/mean"] = float(np.mean(values))
-        out[f"{name}/max"] = float(max(values))
-        out[f"{name}/min"] = float(min(values))
-    return out
+    return ResultStats().add(results).workflow_metrics(prefix)
 
 
 class Explorer:
@@ -316,19 +356,19 @@ class Explorer:
         self.reporter.plan(cursor.total, cursor.step)
         summary = ExploreSummary()
         start = time.monotonic()
-        all_results: list[TaskResult] = []
+        stats = ResultStats()  # the results themselves are not kept (see ResultStats)
         while (out := await self.explore_step(cursor)) is not None:
             summary.steps += 1
             summary.tasks += out.num_tasks
             summary.experiences += int(out.metrics["explore/stored"])
             for r in out.results:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
-            all_results.extend(out.results)
+            stats.add(out.results)
             self.reporter.step_done(out.metrics)
             self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
         summary.elapsed = time.monotonic() - start
-        summary.metrics = step_metrics(all_results, "explore/")
+        summary.metrics = stats.metrics("explore/")
         return summary
 
     async def evaluate(self, step: int = 0) -> dict[str, float]:
