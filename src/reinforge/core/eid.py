@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-import uuid
+import os
+import random
 from dataclasses import dataclass, field
+
+# A private generator, seeded from the OS (again in a forked child, so that parent and
+# child do not draw the same suffixes); a user's ``random.seed`` does not touch it.
+_SUFFIX_RNG = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SUFFIX_RNG.seed)
 
 
 def _new_suffix() -> str:
-    return uuid.uuid4().hex[:12]
+    """12 random hex digits (48 bits), like ``uuid.uuid4().hex[:12]``.
+
+    Drawn from ``_SUFFIX_RNG`` rather than ``uuid4``: every experience gets one, and
+    ``os.urandom`` behind ``uuid4`` is a system call that releases the GIL, so with
+    many runner threads each new experience handed the GIL to another thread.
+    """
+    return f"{_SUFFIX_RNG.getrandbits(48):012x}"
 
 
 @dataclass

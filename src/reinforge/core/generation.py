@@ -45,8 +45,20 @@ class GenerationConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> GenerationConfig:
         data = dict(data or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
+        known = _field_names(cls)
+        if not known.issuperset(data):
+            unknown = sorted(set(data) - known)
             raise ValueError(f"unknown rollout_args {unknown}; known: {sorted(known)}")
         return cls(**data)
+
+
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """The dataclass field names of ``cls``, looked up once per class (every task
+    crossing to a runner is rebuilt with ``from_dict``)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
+    return names

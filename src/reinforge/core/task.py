@@ -37,13 +37,40 @@ def _try_resolve(kind: str, name: str) -> Any:
         return None
 
 
-_CLASS_FIELDS = frozenset({"workflow", "reward_fn"})
-
-
 def _qualified_name(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return f"{value.__module__}.{value.__qualname__}"
+
+
+class _ClassField:
+    """A Task field holding a workflow or reward_fn class, which may also be set by name.
+
+    A name is resolved to its class when it is set, and remembered (in ``_names``) so
+    that ``to_dict`` sends the name again. The value lives in the instance ``__dict__``
+    under the field's own name, where ``copy`` and ``pickle`` find it. A descriptor
+    rather than a ``__setattr__`` override, so that the other fields are set at plain
+    attribute speed: every task is built field by field when the taskset is loaded
+    and again for each attempt on a runner.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return None  # the dataclass default
+        return obj.__dict__.get(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        state = obj.__dict__
+        if isinstance(value, str):
+            resolved = _try_resolve(self.name, value)
+            if resolved is not None:
+                # A new dict, not an update: a copy.copy() of this task must not share it.
+                state["_names"] = {**state.get("_names", {}), self.name: (value, resolved)}
+                value = resolved
+        state[self.name] = value
 
 
 @dataclass
@@ -61,28 +88,18 @@ class Task:
     settings; ``workflow_args`` / ``reward_fn_args`` are free-form per-taskset options.
     """
 
-    workflow: Any = None
+    workflow: Any = _ClassField()  # default None (see _ClassField)
     repeat_times: int | None = None
     format_args: FormatConfig = field(default_factory=FormatConfig)
     rollout_args: GenerationConfig = field(default_factory=GenerationConfig)
     workflow_args: dict[str, Any] = field(default_factory=dict)
     reward_fn_args: dict[str, Any] = field(default_factory=dict)
     is_eval: bool = False
-    reward_fn: Any = None
+    reward_fn: Any = _ClassField()  # default None
     raw_task: dict[str, Any] | None = None
     batch_id: int | str = ""
     task_id: int | str = ""
     index: dict[str, Any] = field(default_factory=dict)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _CLASS_FIELDS and isinstance(value, str):
-            resolved = _try_resolve(name, value)
-            if resolved is not None:
-                # A new dict, not an update: a copy.copy() of this task must not share it.
-                names = {**self.__dict__.get("_names", {}), name: (value, resolved)}
-                object.__setattr__(self, "_names", names)
-                value = resolved
-        super().__setattr__(name, value)
 
     def _plain(self, kind: str) -> str | None:
         """The registered name ``kind`` was set by, while it still holds that class."""
