@@ -6,8 +6,37 @@ import copy
 import inspect
 from typing import Any
 
-from reinforge.core import Experience, Task
+from reinforge.core import Experience, GenerationConfig, Task
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
+
+# reward class -> (its __init__, whether that takes auxiliary_models)
+_AUXILIARY_PARAM: dict[type, tuple[Any, bool]] = {}
+
+
+def _takes_auxiliary_models(reward_cls: type) -> bool:
+    """Whether the class's constructor has an ``auxiliary_models`` parameter. Cached per
+    class (while its ``__init__`` stays the same): ``inspect.signature`` costs about as
+    much as the rest of setting up a task."""
+    init = reward_cls.__init__
+    cached = _AUXILIARY_PARAM.get(reward_cls)
+    if cached is not None and cached[0] is init:
+        return cached[1]
+    try:
+        takes = "auxiliary_models" in inspect.signature(init).parameters
+    except (TypeError, ValueError):
+        takes = False
+    _AUXILIARY_PARAM[reward_cls] = (init, takes)
+    return takes
+
+
+def _copy_config(config: GenerationConfig) -> GenerationConfig:
+    """A shallow copy, as ``copy.copy`` makes it; a plain GenerationConfig without the
+    generic ``__reduce_ex__`` round trip (a few microseconds per task)."""
+    if type(config) is not GenerationConfig:
+        return copy.copy(config)
+    new = GenerationConfig.__new__(GenerationConfig)
+    new.__dict__.update(config.__dict__)
+    return new
 
 
 class BaseSimpleWorkflow(Workflow):
@@ -34,7 +63,7 @@ class BaseSimpleWorkflow(Workflow):
     def reset(self, task: Task) -> None:
         self.task = task
         self.format_args = task.format_args
-        self.rollout_args = copy.copy(task.rollout_args)
+        self.rollout_args = _copy_config(task.rollout_args)
         self.workflow_args = task.workflow_args
         self.raw_task = task.raw_task or {}
         self.system_prompt = self.format_args.system_prompt or self.default_system_prompt
@@ -70,11 +99,7 @@ class BaseSimpleWorkflow(Workflow):
     def make_reward_fn(self, reward_cls: type, reward_fn_args: dict[str, Any]) -> Any:
         """The reward function, built with the taskset's ``reward_fn_args``; one whose
         constructor takes ``auxiliary_models`` (a model-based scorer) also gets those."""
-        try:
-            params = inspect.signature(reward_cls.__init__).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "auxiliary_models" in params and "auxiliary_models" not in reward_fn_args:
+        if _takes_auxiliary_models(reward_cls) and "auxiliary_models" not in reward_fn_args:
             return reward_cls(auxiliary_models=self.auxiliary_models, **reward_fn_args)
         return reward_cls(**reward_fn_args)
 

@@ -33,8 +33,12 @@ from reinforge.core.task import set_resolver
 
 def as_workflow_class(obj: Any) -> Any:
     """``obj``, or the Workflow class its ``__reinforge_workflow__()`` hook returns."""
+    # Workflows themselves first: every task resolves its workflow's name through
+    # here, and a failed attribute lookup costs more than the subclass test.
+    if isinstance(obj, type) and issubclass(obj, Workflow):
+        return obj
     hook = getattr(obj, "__reinforge_workflow__", None)
-    if hook is None or not isinstance(obj, type) or issubclass(obj, Workflow):
+    if hook is None or not isinstance(obj, type):
         return obj
     return hook()
 
@@ -61,15 +65,22 @@ WORKFLOWS = WorkflowRegistry("workflow")
 set_resolver("workflow", WORKFLOWS.get)
 
 
+# workflow class -> whether a class in its MRO (other than Workflow) defines ``resettable``
+_DEFINES_RESETTABLE: dict[type, bool] = {}
+
+
 def can_reuse(workflow: Any) -> bool:
     """Whether ``workflow`` may run the next task after ``reset(task)``: its class's
     ``can_reset`` flag, or the deprecated ``resettable`` property (or method) that
     workflows written for older Trinity-RFT define instead."""
-    overridden = any(
-        "resettable" in klass.__dict__ for klass in type(workflow).__mro__ if klass is not Workflow
-    )
+    cls = type(workflow)
+    overridden = _DEFINES_RESETTABLE.get(cls)
+    if overridden is None:  # asked before every task: the MRO walk is done once per class
+        overridden = _DEFINES_RESETTABLE[cls] = any(
+            "resettable" in klass.__dict__ for klass in cls.__mro__ if klass is not Workflow
+        )
     if not overridden:
-        return bool(type(workflow).can_reset)
+        return bool(cls.can_reset)
     value = getattr(workflow, "resettable")  # noqa: B009  (a property or a method)
     return bool(value() if callable(value) else value)
 
