@@ -46,16 +46,20 @@ def _qualified_name(value: Any) -> str | None:
 class _ClassField:
     """A Task field holding a workflow or reward_fn class, which may also be set by name.
 
-    A name is resolved to its class when it is set, and remembered (in ``_names``) so
-    that ``to_dict`` sends the name again. The value lives in the instance ``__dict__``
-    under the field's own name, where ``copy`` and ``pickle`` find it. A descriptor
-    rather than a ``__setattr__`` override, so that the other fields are set at plain
-    attribute speed: every task is built field by field when the taskset is loaded
-    and again for each attempt on a runner.
+    A name is resolved to its class when it is set, and remembered with that class so
+    that ``to_dict`` sends the name again while the field still holds it. Everything
+    lives in the instance ``__dict__`` (the value under the field's own name), where
+    ``copy`` and ``pickle`` find it; as plain entries, not a container per task, since
+    a taskset's tasks live for the whole run and every full garbage collection walks
+    them. A descriptor rather than a ``__setattr__`` override, so that the other fields
+    are set at plain attribute speed: every task is built field by field when the
+    taskset is loaded and again for each attempt on a runner.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+        self.set_by = f"_{name}_set_by"  # the registered name last set
+        self.resolved = f"_{name}_resolved"  # the class that name resolved to
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
@@ -67,10 +71,23 @@ class _ClassField:
         if isinstance(value, str):
             resolved = _try_resolve(self.name, value)
             if resolved is not None:
-                # A new dict, not an update: a copy.copy() of this task must not share it.
-                state["_names"] = {**state.get("_names", {}), self.name: (value, resolved)}
-                value = resolved
+                state[self.set_by] = value
+                state[self.resolved] = value = resolved
         state[self.name] = value
+
+    def plain(self, obj: Any) -> str | None:
+        """The registered name the field was set by, while it still holds that class;
+        else the dotted path of what it holds."""
+        state = obj.__dict__
+        value = state.get(self.name)
+        name = state.get(self.set_by)
+        if name is not None and value is state.get(self.resolved):
+            return name
+        return _qualified_name(value)
+
+
+_WORKFLOW = _ClassField()
+_REWARD_FN = _ClassField()
 
 
 @dataclass
@@ -88,26 +105,18 @@ class Task:
     settings; ``workflow_args`` / ``reward_fn_args`` are free-form per-taskset options.
     """
 
-    workflow: Any = _ClassField()  # default None (see _ClassField)
+    workflow: Any = _WORKFLOW  # default None (see _ClassField)
     repeat_times: int | None = None
     format_args: FormatConfig = field(default_factory=FormatConfig)
     rollout_args: GenerationConfig = field(default_factory=GenerationConfig)
     workflow_args: dict[str, Any] = field(default_factory=dict)
     reward_fn_args: dict[str, Any] = field(default_factory=dict)
     is_eval: bool = False
-    reward_fn: Any = _ClassField()  # default None
+    reward_fn: Any = _REWARD_FN  # default None
     raw_task: dict[str, Any] | None = None
     batch_id: int | str = ""
     task_id: int | str = ""
     index: dict[str, Any] = field(default_factory=dict)
-
-    def _plain(self, kind: str) -> str | None:
-        """The registered name ``kind`` was set by, while it still holds that class."""
-        value = getattr(self, kind)
-        name, resolved = self.__dict__.get("_names", {}).get(kind, (None, None))
-        if name is not None and value is resolved:
-            return name
-        return _qualified_name(value)
 
     @property
     def workflow_cls(self) -> type:
@@ -140,14 +149,14 @@ class Task:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (classes become dotted paths) for crossing process boundaries."""
         return {
-            "workflow": self._plain("workflow"),
+            "workflow": _WORKFLOW.plain(self),
             "repeat_times": self.repeat_times,
             "format_args": self.format_args.to_dict(),
             "rollout_args": self.rollout_args.to_dict(),
             "workflow_args": dict(self.workflow_args),
             "reward_fn_args": dict(self.reward_fn_args),
             "is_eval": self.is_eval,
-            "reward_fn": self._plain("reward_fn"),
+            "reward_fn": _REWARD_FN.plain(self),
             "raw_task": self.raw_task,
             "batch_id": self.batch_id,
             "task_id": self.task_id,
