@@ -74,7 +74,10 @@ class Experience:
         if self.logprobs is not None:
             self.logprobs = _as_tensor(self.logprobs, torch.float32)
         if self.action_mask is None:
-            self.action_mask = torch.ones(n_resp, dtype=torch.bool)
+            # numpy, not torch.ones: torch's factory functions release the GIL, and with
+            # many runner threads waiting for it that handed the GIL over (a few futex
+            # calls and context switches) for every experience built
+            self.action_mask = torch.from_numpy(np.ones(n_resp, dtype=np.bool_))
         else:
             self.action_mask = _as_tensor(self.action_mask, torch.bool)
         if self.token_level_reward is not None:
