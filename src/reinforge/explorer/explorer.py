@@ -46,6 +46,8 @@ class StepOutput:
     results: list[TaskResult]
     experiences: list[Experience]
     metrics: dict[str, float]
+    #: what the step's metrics were computed from; the run's summary adds these up
+    stats: ResultStats | None = None
 
 
 @dataclass
@@ -149,6 +151,19 @@ class ResultStats:
                             total[1] += 1.0
             for key, (total, count) in sums.items():
                 self.per_task.setdefault(key, []).append(total / count)
+        return self
+
+    def merge(self, other: ResultStats) -> ResultStats:
+        """Add the numbers of later results (as ``add`` of those results would)."""
+        self.tasks += other.tasks
+        self.failed += other.failed
+        self.rewards.extend(other.rewards)
+        self.scores.extend(other.scores)
+        self.has_accuracy = self.has_accuracy or other.has_accuracy
+        self.lengths.extend(other.lengths)
+        self.truncated.extend(other.truncated)
+        for key, values in other.per_task.items():
+            self.per_task.setdefault(key, []).extend(values)
         return self
 
     def metrics(self, prefix: str) -> dict[str, float]:
@@ -336,7 +351,8 @@ class Explorer:
             batch, self._taskset_name, f"step {step} (epoch {cursor.epoch + 1})"
         )
         exps = [e for r in results for e in r.experiences]
-        metrics: dict[str, float] = {"step": step, **step_metrics(results, "explore/")}
+        stats = ResultStats().add(results)
+        metrics: dict[str, float] = {"step": step, **stats.metrics("explore/")}
         metrics.update(masked_metrics(exps, "explore/"))
         exps = [e for e in exps if e.mask_reason is None]
         if self.pipeline is not None:
@@ -348,7 +364,7 @@ class Explorer:
         metrics["explore/step_time"] = time.monotonic() - step_start
         metrics["explore/model_version"] = self.engine.model_version
         metrics["explore/stored"] = written
-        return StepOutput(step, len(batch), results, exps, metrics)
+        return StepOutput(step, len(batch), results, exps, metrics, stats)
 
     async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
         """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
@@ -363,7 +379,10 @@ class Explorer:
             summary.experiences += int(out.metrics["explore/stored"])
             for r in out.results:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
-            stats.add(out.results)
+            if out.stats is not None:
+                stats.merge(out.stats)
+            else:
+                stats.add(out.results)
             self.reporter.step_done(out.metrics)
             self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
