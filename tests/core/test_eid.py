@@ -80,3 +80,16 @@ def test_from_str_keeps_slashes_in_task_ids_and_leading_zeros():
     )
     odd = EID.from_str(EID(batch="007", task="-1", run=0, step=0).to_str())
     assert odd.batch == "007" and odd.task == -1
+
+
+def test_suffixes_are_12_hex_digits_and_ignore_the_users_random_seed():
+    import random
+
+    from reinforge.core import EID
+
+    random.seed(0)
+    first = EID().suffix
+    random.seed(0)
+    second = EID().suffix
+    assert first != second  # a private generator: reseeding `random` repeats nothing
+    assert len(first) == 12 and int(first, 16) >= 0 and first == first.lower()

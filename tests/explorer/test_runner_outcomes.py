@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from reinforge.core import Experience, Task
-from reinforge.explorer.explorer import step_metrics
+from reinforge.explorer.explorer import ResultStats, step_metrics
 from reinforge.explorer.messages import FAILED, OK, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.models import MockEngine
@@ -103,3 +103,19 @@ def test_workflow_metrics_reach_the_step_metrics() -> None:
         assert metrics[f"{prefix}workflow/actual_env_steps/mean"] == 2.0
         assert metrics[f"{prefix}workflow/actual_env_steps/max"] == 3.0
         assert metrics[f"{prefix}workflow/actual_env_steps/min"] == 1.0
+
+
+def test_result_stats_merged_step_by_step_give_the_metrics_of_all_results() -> None:
+    """The run summary adds up each step's numbers; it must equal step_metrics over
+    every result of the run (same values, same order of workflow metrics)."""
+    runner = WorkflowRunner(MockEngine())
+    try:
+        results = run_all(
+            runner, [request("test_reports_env_steps", q) for q in ("a", "bbb", "cc", "dddd")]
+        )
+    finally:
+        runner.close()
+    merged = ResultStats().add(results[:1]).merge(ResultStats().add(results[1:3]))
+    merged.merge(ResultStats().add(results[3:]))
+    assert merged.metrics("explore/") == step_metrics(results, "explore/")
+    assert list(merged.metrics("explore/")) == list(step_metrics(results, "explore/"))
