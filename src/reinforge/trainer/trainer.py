@@ -33,6 +33,7 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
+from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -200,6 +201,7 @@ class Trainer:
         """One optimiser step (``update_epochs`` passes) on ``experiences``; returns metrics.
         ``on_micro_batch(k, n)`` is called after each of the ``n`` micro-batch passes."""
         start = time.monotonic()
+        release_free_memory()  # what sampling and the last sync left behind
         exps, stale = self.filter_stale(experiences)
         metrics: dict[str, float] = {"train/stale_dropped": float(stale)}
         exps = [e for e in exps if e.response_length > 0 and bool(e.action_mask.any())]
@@ -263,6 +265,7 @@ class Trainer:
                 for key, value in mb_metrics.items():
                     collected.setdefault(key, []).append(float(value))
                 done += 1
+                release_free_memory()
                 if on_micro_batch is not None:
                     on_micro_batch(done, passes)
             params = trainable_parameters(self.model)
@@ -276,6 +279,10 @@ class Trainer:
                 metrics["train/nonfinite_grad"] = 1.0
                 continue
             self.optimizer.step()
+            # gradients are dead weight until the next backward (the size of the model
+            # in fp32): free them now, so the engine's sampling in between has that room
+            self.optimizer.zero_grad(set_to_none=True)
+            release_free_memory()
         self.scheduler.step()
         self.global_step += 1
         self.model_version += 1
