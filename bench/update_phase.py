@@ -41,16 +41,21 @@ from reinforge.trainer.trainer_config import TrainerConfig
 DATA = Path(__file__).resolve().parents[1] / "examples" / "arithmetic" / "data" / "train.jsonl"
 
 #: the demo's trainer section (examples/arithmetic/grpo.yaml) plus each setting's changes
-DEMO = {"algorithm": "grpo", "lr": 1e-5, "warmup_steps": 2, "micro_batch_size": 16}
+DEMO = {"algorithm": "grpo", "lr": 2e-5, "warmup_steps": 2, "micro_batch_size": 16}
 #: the setting named FULL_VOCAB runs with the vocabulary projection over every column
 #: from the first response position on, as the trainer did before it projected only
 #: the response positions (``token_logprobs(..., only=None)``)
 FULL_VOCAB = "fp32, full-width logits (as before)"
 SETTINGS: dict[str, dict[str, Any]] = {
-    FULL_VOCAB: {},
-    "fp32": {},
-    "bf16 autocast": {"mixed_precision": "bf16"},
-    "bf16 autocast, no KL (no reference forward)": {
+    FULL_VOCAB: {"attn_implementation": "sdpa"},
+    "fp32": {"attn_implementation": "sdpa"},
+    "bf16 autocast, sdpa attention": {"mixed_precision": "bf16", "attn_implementation": "sdpa"},
+    "bf16 autocast, auto attention (eager here)": {"mixed_precision": "bf16"},
+    "the demo's: bf16, auto attention, checkpointing": {
+        "mixed_precision": "bf16",
+        "gradient_checkpointing": True,
+    },
+    "bf16 autocast, auto attention, no KL (no reference)": {
         "mixed_precision": "bf16",
         "algorithm_args": {"kl_loss": "none"},
     },

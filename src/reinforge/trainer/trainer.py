@@ -33,6 +33,7 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
+from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -152,7 +153,12 @@ class Trainer:
 
     def _ref_logprobs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad(), self._reference() as ref, self._autocast():
+            self._use_attention(ref, batch)
             return token_logprobs(ref, batch, only=batch["response_mask"])[0]
+
+    def _use_attention(self, model: Any, batch: dict[str, torch.Tensor]) -> None:
+        columns = int(batch["input_ids"].shape[1])
+        use_attention(model, pick_attention(self.cfg.attn_implementation, self.device, columns))
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for forward passes when ``mixed_precision: bf16`` (fp32 master
@@ -228,6 +234,7 @@ class Trainer:
                 mask = batch["loss_mask"]
                 weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
                 need_logits = spec.entropy_coef > 0
+                self._use_attention(self.model, batch)
                 with self._autocast():
                     logp, logits = token_logprobs(
                         self.model, batch, with_logits=need_logits, only=batch["response_mask"]

@@ -54,6 +54,11 @@ class TrainerConfig(_Strict):
         "faster on CPUs with AVX-512 BF16 / AMX and on GPUs",
     )
     gradient_checkpointing: bool = False
+    attn_implementation: Literal["auto", "sdpa", "eager"] = Field(
+        "auto",
+        description="attention kernel of the forward passes; auto: eager for CPU "
+        "micro-batches up to 512 tokens per row (faster there), sdpa otherwise",
+    )
     max_staleness: int | None = Field(
         None,
         ge=0,
