@@ -254,6 +254,24 @@ def test_an_interrupted_explore_closes_the_operators_and_exits_128_plus_signal(
     assert events[-2:] == ["close a", "close b"] and events.count("close a") == 1
 
 
+def test_sigterm_stops_a_run_started_with_sigint_ignored(project):
+    """A background job of a non-interactive shell inherits SIGINT as ignored; a kill
+    (SIGTERM) must still save and stop the run."""
+    cfg = with_operators(project, "[{name: recording_op, args: {tag: a, stop: 15}}]")
+    env = {**os.environ, "PYTHONPATH": str(project), "RF_OPERATOR_LOG": str(project / "ops.log")}
+    proc = subprocess.run(
+        [*REINFORGE, "run", "--set", "mode=explore", "-c", str(cfg)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert "run the same command to resume" in one_line(proc.stderr)
+
+
 def test_corrupt_buffer_and_unusable_run_dir_are_messages(project):
     (project / "cfg.yaml").write_text(CONFIG.format(workflow="simple_workflow"))
     (project / "run").mkdir()

@@ -162,10 +162,18 @@ def sigterm_as_interrupt() -> Iterator[list[int]]:
         os.kill(os.getpid(), signal.SIGINT)
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
+    # a background job of a non-interactive shell (`nohup reinforge run ... &` in a
+    # script) starts with SIGINT ignored, and then SIGTERM would do nothing: the
+    # path above goes through SIGINT, so SIGINT stops the run too while it works
+    previous_int = None
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield received
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def interrupted(message: str, signum: int) -> typer.Exit:
