@@ -47,7 +47,7 @@ class StepOutput:
     experiences: list[Experience]
     metrics: dict[str, float]
     #: what the step's metrics were computed from; the run's summary adds these up
-    stats: ResultStats | None = None
+    stats: ResultStats
 
 
 @dataclass
@@ -117,7 +117,7 @@ class ResultStats:
         self.tasks = 0
         self.failed = 0
         self.rewards: list[float] = []  # of experiences that are not masked
-        self.scores: list[Any] = []  # what score_of converts, converted when it is needed
+        self.scores: list[float] = []  # score_of each experience
         self.has_accuracy = False
         self.lengths: list[int] = []
         self.truncated: list[bool] = []
@@ -134,11 +134,8 @@ class ResultStats:
                 reward = exp.reward
                 if reward is not None and exp.mask_reason is None:
                     self.rewards.append(reward)
-                if "accuracy" in metrics:
-                    self.has_accuracy = True
-                    self.scores.append(metrics["accuracy"])
-                else:
-                    self.scores.append(reward or 0.0)
+                self.has_accuracy = self.has_accuracy or "accuracy" in metrics
+                self.scores.append(score_of(exp))
                 self.lengths.append(exp.response_length)
                 self.truncated.append(exp.truncate_status is not None)
                 for key, value in metrics.items():
@@ -178,7 +175,7 @@ class ResultStats:
             out[f"{prefix}reward_mean"] = float(np.mean(self.rewards))
             out[f"{prefix}reward_std"] = float(np.std(self.rewards))
         if self.has_accuracy:
-            out[f"{prefix}accuracy"] = float(np.mean([float(v) for v in self.scores]))
+            out[f"{prefix}accuracy"] = float(np.mean(self.scores))
         out[f"{prefix}response_length"] = float(np.mean(self.lengths))
         out[f"{prefix}truncated_ratio"] = float(np.mean(self.truncated))
         out.update(self.workflow_metrics(prefix))
@@ -379,10 +376,7 @@ class Explorer:
             summary.experiences += int(out.metrics["explore/stored"])
             for r in out.results:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
-            if out.stats is not None:
-                stats.merge(out.stats)
-            else:
-                stats.add(out.results)
+            stats.merge(out.stats)
             self.reporter.step_done(out.metrics)
             self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
