@@ -293,3 +293,32 @@ def test_packed_logprobs_match_the_full_projection(
     mask = batch["response_mask"]
     torch.testing.assert_close(packed[mask], full[mask], atol=1e-5, rtol=0)
     assert bool((packed[~mask] == 0).all())
+
+
+def test_chunked_vocabulary_projection_gives_the_same_values_and_gradients(
+    sampled: list[Experience],
+    tiny_model_and_tokenizer: tuple[Any, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Projecting 3 positions at a time (checkpointed) gives the one-shot log-probs and
+    the same gradient: chunking changes peak memory, not the step."""
+    from reinforge.trainer import trainer as trainer_module
+
+    batch = collate(sampled, 2)
+    mask = batch["response_mask"]
+    assert int(mask.sum()) > 3  # so there is more than one chunk
+
+    def logprobs_and_grad(chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+        monkeypatch.setattr(trainer_module, "VOCAB_CHUNK", chunk)
+        model = copy.deepcopy(tiny_model_and_tokenizer[0])
+        logp, _ = token_logprobs(model, batch, only=mask)
+        logp[mask].sum().backward()
+        return logp.detach(), model.get_output_embeddings().weight.grad.clone()
+
+    whole, whole_grad = logprobs_and_grad(10_000)
+    chunked, chunked_grad = logprobs_and_grad(3)
+    torch.testing.assert_close(chunked, whole, atol=1e-6, rtol=0)
+    scale = float(whole_grad.abs().max())
+    assert scale > 0
+    # the weight gradient sums over positions chunk by chunk: summation order only
+    torch.testing.assert_close(chunked_grad, whole_grad, atol=1e-4 * scale, rtol=0)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.checkpoint import checkpoint
 
 from reinforge.algorithms import (
     ADVANTAGE_FNS,
@@ -41,6 +42,32 @@ from reinforge.trainer.trainer_config import TrainerConfig
 logger = logging.getLogger(__name__)
 
 
+#: positions per chunk of the vocabulary projection: 256 x 49,152 logits are ~125 MB
+#: in flight (bf16 logits, fp32 copy, log-softmax), however many positions a batch has
+VOCAB_CHUNK = 256
+
+
+def _pick_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    logits = head(hidden).float()
+    return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None])[:, 0]
+
+
+def _vocab_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target) at each row of ``hidden``, projected onto the vocabulary
+    ``VOCAB_CHUNK`` rows at a time. With gradients each chunk is checkpointed: only its
+    hidden states are kept and backward recomputes its logits, so the
+    positions x vocabulary tensors never all exist at once (they were the largest
+    transient of a step: ~0.3 GB for 500 positions)."""
+    parts = []
+    for start in range(0, hidden.shape[0], VOCAB_CHUNK):
+        args = (head, hidden[start : start + VOCAB_CHUNK], targets[start : start + VOCAB_CHUNK])
+        if torch.is_grad_enabled() and hidden.requires_grad:
+            parts.append(checkpoint(_pick_logprobs, *args, use_reentrant=False))
+        else:
+            parts.append(_pick_logprobs(*args))
+    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
 def _packed_logprobs(
     model: Any, batch: dict[str, torch.Tensor], only: torch.Tensor
 ) -> torch.Tensor:
@@ -54,9 +81,9 @@ def _packed_logprobs(
         position_ids=batch["position_ids"],
         use_cache=False,
     ).last_hidden_state
-    logits = model.get_output_embeddings()(hidden[:, :-1][only]).float()
-    targets = input_ids[:, 1:][only]
-    picked = torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None])[:, 0]
+    picked = _vocab_logprobs(
+        model.get_output_embeddings(), hidden[:, :-1][only], input_ids[:, 1:][only]
+    )
     logp = picked.new_zeros(only.shape)
     logp[only] = picked
     return logp
@@ -162,10 +189,14 @@ class Trainer:
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for forward passes when ``mixed_precision: bf16`` (fp32 master
-        weights: the optimizer still updates full-precision parameters)."""
+        weights: the optimizer still updates full-precision parameters).
+
+        Without autocast's cast cache: each weight is used once per forward anyway, and
+        the cache would hold a bf16 copy of the whole model until the forward ends."""
         if self.cfg.mixed_precision != "bf16":
             return contextlib.nullcontext()
-        return torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16)
+        device_type = torch.device(self.device).type
+        return torch.autocast(device_type=device_type, dtype=torch.bfloat16, cache_enabled=False)
 
     # ---- one step --------------------------------------------------------------------
 
