@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Future
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -279,3 +281,13 @@ def test_finished_requests_are_not_kept() -> None:
     engine.futures[0].set_result([-0.5, -0.5])
     thread.join(5)
     assert model.cancel_pending() == 0  # nothing left to cancel: the finished one was dropped
+
+
+def test_the_turn_index_shares_the_tokens_without_a_tensor_for_the_gc_to_walk(
+    mock_model: ModelWrapper,
+) -> None:
+    exp = mock_model.chat([{"role": "user", "content": "What is 2 + 3?"}])[0]
+    turn = mock_model.turns._recent[-1]
+    assert not gc.is_tracked(turn.tokens)  # a tensor would be, for the turn's lifetime
+    assert np.shares_memory(turn.tokens, exp.tokens.numpy())
+    assert turn.tokens.tolist() == exp.tokens.tolist()

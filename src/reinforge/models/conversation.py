@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import torch
+import numpy as np
 
 from reinforge.models.tool_format import canonical_message, message_text
 
@@ -48,7 +48,7 @@ class Turn(NamedTuple):
     messages: list[dict[str, Any]]  # the prompt messages
     tools_key: str
     replies: list[dict[str, Any]]  # the assistant message(s) a caller may send back
-    tokens: torch.Tensor  # prompt + sampled ids
+    tokens: np.ndarray  # prompt + sampled ids (the memory of the experience's tokens)
     ended_with_eos: bool
 
 
