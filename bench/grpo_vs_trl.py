@@ -9,7 +9,7 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
 
 1. reinforge: ``reinforge.launcher.modes.run_both`` (what ``reinforge run`` does
    for ``mode: both``) with the settings of ``examples/arithmetic/grpo.yaml``:
-   GRPO preset (PPO clip 0.2, KL loss low_var_kl 0.001, token-mean), the
+   GRPO preset (PPO clip 0.2, token-mean, no KL term as in the demo), the
    ``reward_std_filter`` pipeline, HF engine, full fine-tuning, AdamW with linear
    warm-up. In-run evaluation is switched off; the flags (steps, prompts per
    step, group size, ...) override the config, and the default step count is 8
@@ -44,8 +44,8 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
 
 Differences that remain (on purpose, each side's normal behaviour): reinforge's
 ``reward_std_filter`` drops groups whose rollouts all got the same reward before
-the update (their GRPO advantage is 0, so in TRL they add only KL gradient and
-count in the loss normaliser); reinforge takes the old log-probabilities from the
+the update (their GRPO advantage is 0, so in TRL they add no gradient, only KL
+gradient when ``--kl-coef`` > 0, but count in the loss normaliser); reinforge takes the old log-probabilities from the
 sampler, TRL from the trainer (both on-policy, ratio ~1); reinforge's PPO loss has
 dual clip c=3, TRL's default has none (no effect at ratio ~1).
 ``--no-std-filter`` removes the first difference.
@@ -123,7 +123,8 @@ class Settings:
     lr: float = 2e-5
     warmup_steps: int = 2
     micro_batch: int = 16
-    kl_coef: float = 0.001
+    #: the demo's (no KL term, no reference model), which is TRL's default beta too
+    kl_coef: float = 0.0
     std_filter: bool = True
     threads: int = 2
     seed: int = 0
@@ -283,8 +284,8 @@ def reinforge_config(settings: Settings, run_dir: Path, model_dir: str) -> Any:
     )
     data["model"]["hf"]["dtype"] = "bfloat16" if settings.precision == "bf16" else "float32"
     trainer["algorithm_args"] = {**trainer.get("algorithm_args", {}), "kl_loss_coef": 0.0}
-    if settings.kl_coef > 0:
-        trainer["algorithm_args"]["kl_loss_coef"] = settings.kl_coef
+    if settings.kl_coef > 0:  # the grpo preset's estimator, TRL's k3
+        trainer["algorithm_args"].update(kl_loss="low_var_kl", kl_loss_coef=settings.kl_coef)
     data["explorer"].update(eval_on_start=False, eval_interval=None)
     data["checkpoint"].update(save_interval=None, max_checkpoints_to_keep=1)
     data["monitor"].update(progress=False, jsonl=True, tensorboard=False, plot=False)

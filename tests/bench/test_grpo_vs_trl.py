@@ -45,6 +45,7 @@ def test_defaults_follow_the_grpo_demo_config(bench: ModuleType, tmp_path: Path)
     assert cfg.trainer.warmup_steps == demo.trainer.warmup_steps
     assert cfg.trainer.micro_batch_size == demo.trainer.micro_batch_size
     assert cfg.trainer.algorithm == demo.trainer.algorithm == "grpo"
+    assert cfg.trainer.algorithm_args.get("kl_loss") == demo.trainer.algorithm_args["kl_loss"]
     assert cfg.buffer.total_steps == settings.steps
     assert cfg.buffer.explorer_input.eval_tasksets == []  # no in-run eval in the timed loop
     assert cfg.model.model_path == "some/model/dir"
@@ -58,11 +59,11 @@ def test_kl_coef_and_std_filter_flags(bench: ModuleType, tmp_path: Path) -> None
     settings = bench.settings_from_args(bench.parse_args([]))
     cfg = bench.reinforge_config(settings, tmp_path, "m")
     spec = resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
-    assert spec.kl_loss_coef == settings.kl_coef == 0.001  # the grpo preset's KL
-    settings = bench.settings_from_args(bench.parse_args(["--kl-coef", "0", "--no-std-filter"]))
+    assert settings.kl_coef == 0.0 and not spec.use_reference  # the demo's: no KL term
+    settings = bench.settings_from_args(bench.parse_args(["--kl-coef", "0.001", "--no-std-filter"]))
     cfg = bench.reinforge_config(settings, tmp_path, "m")
     spec = resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
-    assert spec.kl_loss_coef == 0.0 and not spec.use_reference
+    assert spec.kl_loss == "low_var_kl" and spec.kl_loss_coef == 0.001 and spec.use_reference
     assert "reward_std_filter" not in [op.name for op in cfg.buffer.experience_pipeline.operators]
 
 

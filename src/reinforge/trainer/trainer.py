@@ -257,10 +257,17 @@ class Trainer:
         grad_norm = 0.0
         size = self.cfg.micro_batch_size
         passes = -(-len(exps) // size) * self.cfg.update_epochs
+        # the reference's forwards run before any policy forward: then their logits
+        # never sit in memory beside the policy's gradients and autograd graph
+        ref_logprobs = (
+            [self._ref_logprobs(collate(mb, self.pad_token_id)) for mb in self._micro_batches(exps)]
+            if spec.kl_in_loss
+            else []
+        )
         done = 0
         for _ in range(self.cfg.update_epochs):
             self.optimizer.zero_grad(set_to_none=True)
-            for mb in self._micro_batches(exps):
+            for index, mb in enumerate(self._micro_batches(exps)):
                 batch = collate(mb, self.pad_token_id)
                 mask = batch["loss_mask"]
                 weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
@@ -284,7 +291,7 @@ class Trainer:
                 if spec.kl_in_loss:
                     kl, kl_metrics = kl_loss_term(
                         logp,
-                        self._ref_logprobs(batch),
+                        ref_logprobs[index],
                         mask,
                         spec.kl_loss,
                         spec.kl_loss_coef,
