@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import numpy as np
@@ -186,58 +185,6 @@ def test_wal_mode_is_on(storage: SQLiteExperienceStorage) -> None:
     # WAL is a property of the file: a plain sqlite3 connection sees it too
     with sqlite3.connect(storage.path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
-def _rows_in_database_file(path: Path, copy: Path) -> int:
-    """Experiences in the database file itself, without its WAL: what checkpoints copied
-    (0 while even the table is only in the WAL, or the copy caught a checkpoint midway)."""
-    copy.write_bytes(path.read_bytes())
-    try:
-        with sqlite3.connect(copy) as conn:
-            return conn.execute("SELECT count(*) FROM experiences").fetchone()[0]
-    except sqlite3.DatabaseError:
-        return 0
-
-
-def test_writes_are_checkpointed_by_a_thread_not_in_the_commit(
-    storage: SQLiteExperienceStorage, tmp_path: Path
-) -> None:
-    with storage.engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
-    storage.write([make_experience(0)])  # far less than a checkpoint's worth
-    assert storage._checkpointer._thread is None
-    storage._checkpointer.every = 1
-    storage.write([make_experience(i) for i in range(1, 3)])
-    deadline = time.monotonic() + 10
-    while _rows_in_database_file(storage.path, tmp_path / "copy.db") != 3:
-        assert time.monotonic() < deadline, "the write was never checkpointed"
-        time.sleep(0.01)
-    assert storage.count() == 3
-
-
-def test_the_checkpoint_thread_ends_when_idle_and_on_close(tmp_path: Path) -> None:
-    storage = SQLiteExperienceStorage(tmp_path / "buffer.db")
-    checkpointer = storage._checkpointer
-    checkpointer.every = 1
-    checkpointer.idle = 0.01
-    storage.write([make_experience(0)])
-    deadline = time.monotonic() + 10
-    while checkpointer._thread is not None:  # idle: the thread ends
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    checkpointer.idle = 60.0
-    storage.write([make_experience(1)])  # a later write starts a new one
-    thread = checkpointer._thread
-    assert thread is not None and thread.is_alive()
-    storage.close()
-    assert not thread.is_alive()
-    storage.write_task_results([])  # nothing to write: no thread after close
-    assert checkpointer._thread is None or not checkpointer._thread.is_alive()
-    reopened = SQLiteExperienceStorage(tmp_path / "buffer.db")
-    try:
-        assert reopened.count() == 2
-    finally:
-        reopened.close()
 
 
 def test_reopening_loses_nothing(tmp_path: Path) -> None:

@@ -7,14 +7,11 @@ saw is silently dropped. A small key/value ``state`` table holds resume points
 (the explorer's taskset cursor), written in the same transaction as the
 experiences they describe. WAL journaling lets a trainer read while the explorer
 writes; every ``write`` is one transaction, so a crash never leaves half a batch.
-WAL checkpoints (copying the log back into the database file) run on a thread of
-their own, so a write never waits for one (see ``_Checkpointer``).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 import time
@@ -39,8 +36,6 @@ from sqlalchemy import (
 )
 
 from reinforge.core import Experience
-
-logger = logging.getLogger(__name__)
 
 metadata = MetaData()
 
@@ -191,7 +186,6 @@ class SQLiteExperienceStorage:
             self.engine.dispose()
             raise
         self._lock = threading.Lock()
-        self._checkpointer = _Checkpointer(self.engine)
 
     def _check_integrity(self) -> None:
         """Refuse a damaged buffer now: SQLite reads pages only when a query needs them,
@@ -269,7 +263,6 @@ class SQLiteExperienceStorage:
                 batches = sorted({(r.taskset, str(r.batch)) for r in task_records})
                 conn.exec_driver_sql(_DELETE_TASK_RESULTS, batches)
                 conn.exec_driver_sql(_INSERT_TASK_RESULT, _record_rows(task_records, now))
-        self._checkpointer.wrote(_approximate_size(rows, states, task_records))
         return len(rows)
 
     def read_state(self, key: str, default: Any = None) -> Any:
@@ -337,86 +330,7 @@ class SQLiteExperienceStorage:
         return n
 
     def close(self) -> None:
-        self._checkpointer.close()
         self.engine.dispose()
-
-
-class _Checkpointer:
-    """Runs the WAL checkpoints of one storage on a thread of its own.
-
-    SQLite's automatic checkpoint (switched off in ``_sqlite_pragmas``) runs inside
-    the commit that takes the log past 1000 pages: every few explore steps, one write
-    waited while megabytes were copied into the database file and both files were
-    synced (about 5 us per stored experience). Here a write that takes the log about
-    as far only wakes this thread; the copy runs while the explorer goes on (sqlite3
-    releases the GIL during it) and never blocks writers or readers (``PASSIVE``).
-    The thread starts with the first checkpoint and ends after ``idle`` seconds
-    without one, so a storage that is left open without being used holds no thread.
-    """
-
-    #: bytes written between checkpoints: about SQLite's default of 1000 pages
-    every = 1000 * 4096
-    idle = 10.0
-
-    def __init__(self, engine: Any) -> None:
-        self._engine = engine
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._closed = False
-        self._thread: threading.Thread | None = None
-        self._written = 0
-
-    def wrote(self, nbytes: int) -> None:
-        """Count a committed write (its approximate size); checkpoint once enough is in the log."""
-        self._written += nbytes
-        if self._written >= self.every:
-            self._written = 0
-            self.request()
-
-    def request(self) -> None:
-        """Checkpoint soon, on the thread."""
-        with self._lock:
-            if self._closed:
-                return
-            self._wake.set()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="reinforge-sqlite-checkpoint", daemon=True
-                )
-                self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            self._wake.wait(self.idle)
-            with self._lock:
-                if self._closed or not self._wake.is_set():
-                    self._thread = None
-                    return
-                self._wake.clear()
-            try:
-                with self._engine.connect() as conn:
-                    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-            except Exception as exc:  # the next checkpoint copies what this one left
-                logger.warning("WAL checkpoint of the buffer failed: %s", exc)
-
-    def close(self) -> None:
-        """Wait for a checkpoint in progress; closing the last connection then copies
-        what is left and removes the log, as SQLite does."""
-        with self._lock:
-            self._closed = True
-            thread = self._thread
-            self._wake.set()
-        if thread is not None:
-            thread.join()
-
-
-def _approximate_size(
-    rows: list[tuple[Any, ...]], states: list[Any], task_records: list[TaskRecord] | None
-) -> int:
-    """Bytes a write adds to the log, roughly: the experience blobs, and a few hundred
-    bytes for every other row and its index entries."""
-    others = len(rows) + len(states) + len(task_records or ())
-    return sum(len(row[-1]) for row in rows) + 256 * others
 
 
 def _record_rows(records: list[TaskRecord], now: float) -> list[tuple[Any, ...]]:
@@ -451,5 +365,4 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
                 raise
             time.sleep(0.05)
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA wal_autocheckpoint=0")  # a _Checkpointer thread does it
     cur.close()
