@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,13 @@ def test_wandb_offline_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     sink.close()
     (run_dir,) = (tmp_path / "wandb").glob("offline-run-*")
     (log,) = run_dir.glob("run-*.wandb")
+    # wandb's service process writes the file; under load it can still be at it
+    # when finish() returns (seen once: only the 7-byte header on disk), so wait
+    deadline = time.monotonic() + 60
     data = log.read_bytes()
+    while b"train/lagging_metric_xyz" not in data and time.monotonic() < deadline:
+        time.sleep(0.2)
+        data = log.read_bytes()
     assert b"explore/reward_mean" in data
     assert b"train/lagging_metric_xyz" in data
 
