@@ -322,3 +322,24 @@ def test_chunked_vocabulary_projection_gives_the_same_values_and_gradients(
     assert scale > 0
     # the weight gradient sums over positions chunk by chunk: summation order only
     torch.testing.assert_close(chunked_grad, whole_grad, atol=1e-4 * scale, rtol=0)
+
+
+def test_two_update_epochs_are_two_steps_on_the_same_batch(
+    sampled: list[Experience], tiny_model_path: Path
+) -> None:
+    """``update_epochs: 2`` (with the grpo preset's KL term, so reference log-probs are
+    reused too) ends with the weights of two one-epoch steps on the same experiences:
+    the collated micro-batches serve every epoch unchanged."""
+    config = _config("grpo", False, update_epochs=2, warmup_steps=0)
+    two_epochs = Trainer(tiny_model_path, config, pad_token_id=2)
+    assert two_epochs.ref_model is not None
+    passes: list[tuple[int, int]] = []
+    two_epochs.train_step(copy.deepcopy(sampled), on_micro_batch=lambda k, n: passes.append((k, n)))
+    assert passes == [(k, 4) for k in range(1, 5)]  # 8 experiences / micro-batch 4, twice
+
+    one_epoch = Trainer(tiny_model_path, _config("grpo", False, warmup_steps=0), pad_token_id=2)
+    exps = copy.deepcopy(sampled)
+    one_epoch.train_step(exps)
+    one_epoch.train_step(exps)
+    for a, b in zip(two_epochs.model.parameters(), one_epoch.model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)

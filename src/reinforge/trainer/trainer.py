@@ -255,20 +255,16 @@ class Trainer:
         total_tokens = float(sum(int(e.action_mask.sum()) for e in exps))
         collected: dict[str, list[float]] = {}
         grad_norm = 0.0
-        size = self.cfg.micro_batch_size
-        passes = -(-len(exps) // size) * self.cfg.update_epochs
+        micro_batches = list(self._micro_batches(exps))
+        batches = [collate(mb, self.pad_token_id) for mb in micro_batches]  # every epoch's
+        passes = len(batches) * self.cfg.update_epochs
         # the reference's forwards run before any policy forward: then their logits
         # never sit in memory beside the policy's gradients and autograd graph
-        ref_logprobs = (
-            [self._ref_logprobs(collate(mb, self.pad_token_id)) for mb in self._micro_batches(exps)]
-            if spec.kl_in_loss
-            else []
-        )
+        ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
         done = 0
         for _ in range(self.cfg.update_epochs):
             self.optimizer.zero_grad(set_to_none=True)
-            for index, mb in enumerate(self._micro_batches(exps)):
-                batch = collate(mb, self.pad_token_id)
+            for index, (mb, batch) in enumerate(zip(micro_batches, batches, strict=True)):
                 mask = batch["loss_mask"]
                 weight = len(mb) / len(exps) if seq_modes else float(mask.sum()) / total_tokens
                 need_logits = spec.entropy_coef > 0
