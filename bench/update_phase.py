@@ -8,7 +8,7 @@ alike. Each setting starts from the same weights every round (a fresh trainer),
 so every timed step is the demo's first step.
 
 Printed per setting: median seconds per update over ``--rounds`` rounds, the
-speed-up over the first setting, the on-policy ratio of the first forward (1.0 =
+speed-up over the first setting, the engine-to-trainer log-prob ratio (1.0 =
 the trainer reproduces the rollout log-probs), the loss, and the peak RSS growth
 of the process while that setting ran.
 
@@ -99,7 +99,7 @@ def time_setting(
     del trainer
     return {
         "seconds": seconds,
-        "ratio": metrics.get("train/policy/ratio_mean", float("nan")),
+        "ratio": metrics.get("train/sampler/ratio_mean", float("nan")),
         "loss": metrics["train/loss"],
     }
 

@@ -48,9 +48,9 @@ def test_example_trains_two_steps(
     assert result.exit_code == 0, result.output
 
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    trained = [r for r in rows if "train/policy/ratio_mean" in r]
+    trained = [r for r in rows if "train/sampler/ratio_mean" in r]
     assert [r["step"] for r in trained] == [1, 2]
-    assert trained[0]["train/policy/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    assert trained[0]["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     storage = SQLiteExperienceStorage(run_dir / "buffer.db")
     try:
         versions = {e.eid.batch: e.info["model_version"] for e in storage.iter_experiences()}

@@ -60,7 +60,7 @@ def test_auto_trains_with_eager_and_takes_the_same_step_as_sdpa(
     assert auto.ref_model.config._attn_implementation == "eager"
     assert sdpa.model.config._attn_implementation == "sdpa"
     # both kernels compute the same attention: on-policy ratio 1, the same update
-    assert m_auto["train/policy/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    assert m_auto["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     assert m_auto["train/loss"] == pytest.approx(m_sdpa["train/loss"], abs=1e-5)
     for a, b in zip(auto.model.parameters(), sdpa.model.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=0)

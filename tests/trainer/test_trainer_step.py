@@ -106,8 +106,8 @@ def test_step_trains_and_weight_sync_is_exact(
     assert metrics["train/experiences"] == len(exps)
     assert math.isfinite(metrics["train/loss"]) and math.isfinite(metrics["train/grad_norm"])
     assert metrics["train/grad_norm"] > 0
-    if "train/policy/ratio_mean" in metrics:
-        assert metrics["train/policy/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    if "train/sampler/ratio_mean" in metrics:
+        assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     changed = [n for n, w in _trainable(trainer).items() if not torch.equal(w, weights[n])]
     assert changed, "no trainable weight changed"
     if lora:
@@ -238,7 +238,7 @@ def test_grpo_learns_token_parity(tiny_model_path: Path) -> None:
                 exp.reward = _parity_reward(exp)
             rewards.append(sum(e.reward for e in exps) / len(exps))
             metrics = trainer.train_step(exps)
-            assert metrics["train/policy/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+            assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
             sync_in_process(trainer, engine)
     first, last = sum(rewards[:3]) / 3, sum(rewards[-3:]) / 3
     assert 0.3 < rewards[0] < 0.7, rewards  # the untrained policy is at chance
@@ -259,7 +259,7 @@ def test_bf16_mixed_precision_trains_close_to_fp32(
     m32 = fp32.train_step(copy.deepcopy(sampled))
     m16 = bf16.train_step(copy.deepcopy(sampled))
     assert all(p.dtype == torch.float32 for p in bf16.model.parameters())
-    assert m16["train/policy/ratio_mean"] == pytest.approx(1.0, abs=0.05)
+    assert m16["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=0.05)
     assert m16["train/loss"] == pytest.approx(m32["train/loss"], abs=0.05)
     moved = [
         float((a - b).detach().abs().max())

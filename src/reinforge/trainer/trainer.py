@@ -4,9 +4,10 @@ Per step: drop stale experiences, compute advantages (unless an operator already
 did), split the batch into micro-batches, and for each: forward pass, token
 log-probabilities, policy loss (+ KL loss + entropy bonus), backward with the
 micro-batch's share of the batch loss. Then clip gradients and step AdamW with a
-linear warm-up. The rollout log-probabilities stored in the experiences serve as
-the old log-probabilities, so on-policy training needs no extra forward pass; a
-reference model is loaded only when the algorithm has a KL term.
+linear warm-up. π_old of the importance ratio is the trainer's own first-pass
+log-prob for experiences sampled by the current weights (no extra forward pass),
+the engine's reported log-prob for older ones (``old_logprobs.py``); a reference
+model is loaded only when the algorithm has a KL term.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.host_memory import release_free_memory
+from reinforge.trainer.old_logprobs import (
+    old_logprobs,
+    sampler_logprobs,
+    sampler_mismatch,
+    trainer_rows,
+)
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -225,6 +232,14 @@ class Trainer:
             args.update(ref_logprobs=ref, kl_penalty=spec.kl_penalty, kl_coef=spec.kl_coef)
         return ADVANTAGE_FNS.get(spec.advantage_fn)(exps, **args)
 
+    @staticmethod
+    def _offsets(micro_batches: list[list[Experience]]) -> Iterator[tuple[int, list[Experience]]]:
+        """(index of its first experience in the step, micro-batch) for each micro-batch."""
+        start = 0
+        for mb in micro_batches:
+            yield start, mb
+            start += len(mb)
+
     def _micro_batches(self, exps: list[Experience]) -> Iterator[list[Experience]]:
         size = self.cfg.micro_batch_size
         for i in range(0, len(exps), size):
@@ -261,8 +276,11 @@ class Trainer:
         # the reference's forwards run before any policy forward: then their logits
         # never sit in memory beside the policy's gradients and autograd graph
         ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
+        own = trainer_rows(exps, self.model_version, self.cfg.old_logprobs)
+        own_rows = [torch.tensor(own[i : i + len(mb)]) for i, mb in self._offsets(micro_batches)]
+        olds: list[torch.Tensor] = []  # pi_old per micro-batch, fixed by the first pass
         done = 0
-        for _ in range(self.cfg.update_epochs):
+        for epoch in range(self.cfg.update_epochs):
             self.optimizer.zero_grad(set_to_none=True)
             for index, (mb, batch) in enumerate(zip(micro_batches, batches, strict=True)):
                 mask = batch["loss_mask"]
@@ -273,9 +291,15 @@ class Trainer:
                     logp, logits = token_logprobs(
                         self.model, batch, with_logits=need_logits, only=batch["response_mask"]
                     )
-                old = batch.get("old_logprobs")
-                if old is None:  # no rollout log-probs: treat this pass as on-policy
-                    old = logp.detach()
+                if epoch == 0:
+                    sampler = sampler_logprobs(mb, batch)
+                    olds.append(old_logprobs(logp, sampler, own_rows[index]))
+                    compared = mask & own_rows[index][:, None]
+                    if sampler is not None:
+                        compared &= torch.tensor([e.logprobs is not None for e in mb])[:, None]
+                    for key, value in sampler_mismatch(logp, sampler, compared).items():
+                        collected.setdefault(key, []).append(value)
+                old = olds[index]
                 loss, mb_metrics = loss_fn(
                     logp,
                     old,

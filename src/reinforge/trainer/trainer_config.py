@@ -59,6 +59,14 @@ class TrainerConfig(_Strict):
         description="attention kernel of the forward passes; auto: eager for CPU "
         "micro-batches up to 512 tokens per row (faster there), sdpa otherwise",
     )
+    old_logprobs: Literal["trainer", "sampler"] = Field(
+        "trainer",
+        description="what the PPO-style ratio divides by. trainer: for experiences sampled "
+        "by the weights being trained (model_version equal to the trainer's), the trainer's "
+        "own log-probs from the step's first pass (the exact pi_old; the engine's differ by "
+        "its numerics: bf16, another kernel); stale experiences always use the sampler's. "
+        "sampler: always the log-probs the engine reported",
+    )
     max_staleness: int | None = Field(
         None,
         ge=0,
