@@ -9,8 +9,8 @@ by the weights being trained, a step must follow the exact on-policy policy grad
 from __future__ import annotations
 
 import copy
-import re
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -145,5 +145,7 @@ def test_missing_log_probs_stale_are_refused_by_name(tiny_model_path, rollouts):
     trainer.train_step(copy.deepcopy(rollouts))
     exps = copy.deepcopy(rollouts)
     exps[2].logprobs = None
-    with pytest.raises(ValueError, match=re.escape(f"experience {exps[2].eid} was sampled by model version 0")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"experience {exps[2].eid} was sampled by model version 0")
+    ):
         trainer.train_step(exps)
