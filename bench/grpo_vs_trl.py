@@ -99,11 +99,14 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import seed_stats  # noqa: E402  (bench/seed_stats.py, beside this script)
+
 GRPO_CONFIG = ROOT / "examples" / "arithmetic" / "grpo.yaml"
 SIDES = ("reinforge", "trl")
 SAMPLED_EVAL = "arithmetic-test"
@@ -130,6 +133,11 @@ class Settings:
     seed: int = 0
     eval_k: int = 4
     eval_limit: int | None = None
+    #: held-out evaluation after every this many steps (and after the last), both sides
+    eval_every: int = 2
+    #: the accuracy level whose time-to-reach is reported (held-out mean@k)
+    level: float = 0.5
+    greedy: bool = False
     #: both sides alike: bf16 = bf16 autocast forward passes with fp32 master weights
     #: (and reinforge's bf16 sampling engine); fp32 = everything in float32
     precision: str = "bf16"
@@ -138,6 +146,11 @@ class Settings:
     @property
     def rollouts_per_step(self) -> int:
         return self.prompts * self.group
+
+    @property
+    def eval_steps(self) -> list[int]:
+        """Steps after which both sides' models are evaluated (the last one included)."""
+        return sorted({*range(self.eval_every, self.steps + 1, self.eval_every), self.steps})
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -175,7 +188,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="train reinforge on every group (no reward_std_filter), like TRL",
     )
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads per side")
-    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--seed", type=int, default=d.seed, help="first seed")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="seeds per side (seed, seed+1, ...); each seed runs both sides on the same "
+        "prompt order, and the report gives 95%% intervals over seeds",
+    )
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        default=d.eval_every,
+        help="evaluate both sides' models after every N steps (and the last)",
+    )
+    p.add_argument(
+        "--level",
+        type=float,
+        default=d.level,
+        help="held-out mean@k whose wall time to reach is reported",
+    )
+    p.add_argument("--greedy", action="store_true", help="also evaluate greedy accuracy (1 sample)")
+    p.add_argument(
+        "--report",
+        type=Path,
+        help="print the report of an earlier run's results.json (e.g. at another --level)",
+    )
     p.add_argument(
         "--eval-k", type=int, default=d.eval_k, help="samples per held-out question (mean@k)"
     )
@@ -191,7 +229,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=d.gradient_checkpointing,
         help="both sides alike",
     )
-    p.add_argument("--order", default="reinforge,trl", help="which side runs first")
+    p.add_argument(
+        "--order",
+        default="reinforge,trl",
+        help="which side runs first for the first seed; later seeds alternate",
+    )
     p.add_argument(
         "--out-dir",
         type=Path,
@@ -208,7 +250,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--order must name both sides once, e.g. 'trl,reinforge' (got {args.order!r})")
     args.order = order
     if args.worker is None:
-        for name in ("steps", "prompts", "group", "max_tokens", "micro_batch", "threads", "eval_k"):
+        for name in (
+            "steps",
+            "prompts",
+            "group",
+            "max_tokens",
+            "micro_batch",
+            "threads",
+            "eval_k",
+            "seeds",
+            "eval_every",
+        ):
             if getattr(args, name) < 1:
                 p.error(f"--{name.replace('_', '-')} must be >= 1")
         if args.group < 2:
@@ -304,7 +356,7 @@ def _log(side: str, message: str) -> None:
 
 
 def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run reinforge's ``run_both`` loop; time it; export the final policy."""
+    """Run reinforge's ``run_both`` loop; time it; save the policy at each eval step."""
     import asyncio
     import gc
 
@@ -313,27 +365,30 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(spec["settings"]["threads"])
     from reinforge.launcher import modes
     from reinforge.launcher.session import RunSession
-    from reinforge.trainer.checkpoint import CheckpointManager, export_model
 
     settings = Settings(**spec["settings"])
     work = Path(spec["work_dir"])
     cfg = reinforge_config(settings, work / "run", spec["model_dir"])
     modes.check_mode(cfg)
-    marks: dict[str, float] = {}
+    marks: dict[str, float] = {"saving": 0.0}
     step_ends: list[float] = []
     trained: list[float] = []
-    original_save, original_train_on = modes._save, modes._train_on
+    lrs: list[float] = []
+    models: dict[int, str] = {}
+    original_train_on = modes._train_on
 
-    # Instrumentation only: record when the last optimiser step ended (the final
-    # checkpoint save starts) and when each step's update finished.
-    def timed_save(session: Any, trainer: Any, trained_step: int) -> None:
-        marks.setdefault("train_end", time.monotonic())
-        original_save(session, trainer, trained_step)
-
+    # Instrumentation only: when each step's update finished (the time spent saving
+    # the eval models excluded), and the policy after each eval step.
     def timed_train_on(session: Any, trainer: Any, step: int) -> dict[str, Any]:
+        applied = float(trainer.optimizer.param_groups[0]["lr"])  # this step's learning rate
         metrics = original_train_on(session, trainer, step)
-        step_ends.append(time.monotonic() - marks["start"])
+        step_ends.append(time.monotonic() - marks["start"] - marks["saving"])
         trained.append(float(metrics.get("train/experiences", 0.0)))
+        lrs.append(applied)
+        if step in settings.eval_steps:
+            saving = time.monotonic()
+            models[step] = _save_policy(trainer.model, work / f"model-step{step}")
+            marks["saving"] += time.monotonic() - saving
         _log(
             "reinforge",
             f"step {step}/{settings.steps} done at {step_ends[-1]:.1f} s, "
@@ -342,7 +397,7 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
         )
         return metrics
 
-    modes._save, modes._train_on = timed_save, timed_train_on
+    modes._train_on = timed_train_on
     gc.freeze()  # as the CLI does: import-time objects out of the GC's way
     marks["start"] = time.monotonic()
     session = RunSession.open(cfg)
@@ -350,10 +405,6 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
         asyncio.run(modes.run_both(session))
     finally:
         session.close()
-    train_wall = marks["train_end"] - marks["start"]
-    checkpoints = CheckpointManager(cfg.checkpoint_dir).list()
-    model_out = work / "model"
-    export_model(checkpoints[-1], spec["model_dir"], model_out)
     rewards, lengths, rollout_s, sampled = [], [], [], []
     for line in (cfg.resolved_run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
@@ -362,17 +413,25 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
             lengths.append(row.get("explore/response_length", float("nan")))
             rollout_s.append(row.get("explore/step_time", float("nan")))
             sampled.append(row.get("explore/experiences", float(settings.rollouts_per_step)))
+    shutil.rmtree(cfg.checkpoint_dir, ignore_errors=True)  # the run's own final checkpoint
     return {
-        "train_wall_s": train_wall,
+        "train_wall_s": step_ends[-1],
         "step_ends_s": step_ends,
         "rollouts": int(sum(sampled)),  # steps x prompts x group unless a task failed
         "backward_samples": sum(trained),
         "rollout_s_per_step": rollout_s,
         "train_reward_per_step": rewards,
         "response_length_per_step": lengths,
-        "model_dir": str(model_out),
+        "lr_per_step": lrs,
+        "models": {str(k): v for k, v in models.items()},
         "threads": torch.get_num_threads(),
     }
+
+
+def _save_policy(model: Any, folder: Path) -> str:
+    """The policy's weights as a HF model folder (what the shared evaluator loads)."""
+    model.save_pretrained(folder, safe_serialization=True)
+    return str(folder)
 
 
 # ---- worker: TRL ----------------------------------------------------------------------
@@ -423,12 +482,22 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
     step_ends: list[float] = []
     rewards: list[float] = []
     lengths: list[float] = []
-    marks: dict[str, float] = {}
+    lrs: list[float] = []
+    models: dict[str, str] = {}
+    marks: dict[str, float] = {"saving": 0.0}
 
     class Progress(TrainerCallback):
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            lrs.append(float(kwargs["optimizer"].param_groups[0]["lr"]))
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            step_ends.append(time.monotonic() - marks["start"])
-            _log("trl", f"step {state.global_step}/{settings.steps} done at {step_ends[-1]:.1f} s")
+            step_ends.append(time.monotonic() - marks["start"] - marks["saving"])
+            step = state.global_step
+            if step in settings.eval_steps:
+                saving = time.monotonic()
+                models[str(step)] = _save_policy(kwargs["model"], work / f"model-step{step}")
+                marks["saving"] += time.monotonic() - saving
+            _log("trl", f"step {step}/{settings.steps} done at {step_ends[-1]:.1f} s")
 
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
             if logs and "reward" in logs:
@@ -502,18 +571,16 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
         optimizers=(optimizer, scheduler),
     )
     trainer.train()
-    train_wall = time.monotonic() - marks["start"]
-    model_out = work / "model"
-    trainer.save_model(str(model_out))
     return {
-        "train_wall_s": train_wall,
+        "train_wall_s": step_ends[-1],
         "step_ends_s": step_ends,
         "rollouts": settings.steps * batch,
         "backward_samples": float(settings.steps * batch),
         "rollout_s_per_step": rollout_s,
         "train_reward_per_step": rewards,
         "response_length_per_step": lengths,
-        "model_dir": str(model_out),
+        "lr_per_step": lrs,
+        "models": models,
         "threads": torch.get_num_threads(),
         "trl_version": __import__("trl").__version__,
     }
@@ -535,7 +602,8 @@ def _load_weights(model_dir: Path) -> dict[str, Any]:
 
 
 def worker_eval(spec: dict[str, Any]) -> dict[str, Any]:
-    """One engine, one evaluator: held-out mean@k and greedy accuracy of each model in turn."""
+    """One engine, one evaluator: held-out mean@k (and greedy accuracy with ``--greedy``)
+    of each model in turn."""
     import asyncio
 
     import torch
@@ -560,7 +628,9 @@ def worker_eval(spec: dict[str, Any]) -> dict[str, Any]:
     greedy = json.loads(json.dumps(test))
     greedy.update(name=GREEDY_EVAL, repeat_times=1)
     greedy["rollout_args"]["temperature"] = 0.0
-    data["buffer"]["explorer_input"]["eval_tasksets"] = [test, greedy]
+    data["buffer"]["explorer_input"]["eval_tasksets"] = (
+        [test, greedy] if settings.greedy else [test]
+    )
     data["mode"] = "eval"
     cfg = config_from_dict(data, "<bench eval>", config_dir=str(GRPO_CONFIG.parent))
     session = RunSession.open(cfg, with_pipeline=False)
@@ -574,8 +644,8 @@ def worker_eval(spec: dict[str, Any]) -> dict[str, Any]:
             metrics = await session.explorer.evaluate(step)
             results[name] = {
                 "sampled": metrics[f"eval/{SAMPLED_EVAL}/mean@{settings.eval_k}"],
-                "greedy": metrics[f"eval/{GREEDY_EVAL}/mean@1"],
-                "questions": int(metrics[f"eval/{GREEDY_EVAL}/tasks"]),
+                "greedy": metrics.get(f"eval/{GREEDY_EVAL}/mean@1"),
+                "questions": int(metrics[f"eval/{SAMPLED_EVAL}/tasks"]),
                 "seconds": time.monotonic() - start,
             }
             _log("eval", f"{name}: {results[name]}")
@@ -780,9 +850,11 @@ def format_report(report: dict[str, Any]) -> str:
             ("greedy", "greedy (temperature 0)"),
         ):
             cells = [ev[c][key] if c in ev else None for c in cols]
+            if all(v is None for v in cells):
+                continue  # greedy accuracy was not evaluated (--greedy)
             text = "".join(f"{'-' if v is None else format(v, '.3f'):>16}" for v in cells)
             delta = ""
-            if "reinforge" in ev and "trl" in ev:
+            if "reinforge" in ev and "trl" in ev and ev["trl"][key] is not None:
                 delta = f"{ev['reinforge'][key] - ev['trl'][key]:+.3f}"
             lines.append(f"  {label:<44}{text}{delta:>16}")
         if base:
@@ -806,6 +878,169 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_seed(
+    settings: Settings,
+    model_dir: str,
+    order: list[str],
+    out: Path,
+    *,
+    evaluate: bool = True,
+    with_untrained: bool = False,
+    keep_models: bool = False,
+) -> dict[str, Any]:
+    """Both sides on one seed, then one shared evaluation of every saved model."""
+    spec = {"settings": asdict(settings), "model_dir": model_dir}
+    sides: dict[str, WorkerRun] = {}
+    for side in order:
+        print(f"--- seed {settings.seed}: {side} ---", flush=True)
+        sides[side] = run_worker(side, spec, out / side, settings.threads)
+        print(
+            f"{side}: training wall {sides[side].result['train_wall_s']:.1f} s, "
+            f"peak RSS {sides[side].peak_rss_mib:.0f} MiB, load {os.getloadavg()}",
+            flush=True,
+        )
+    evaluation = None
+    if evaluate:
+        print(f"--- seed {settings.seed}: eval (shared evaluator) ---", flush=True)
+        models: dict[str, str | None] = {"untrained": None} if with_untrained else {}
+        for side in SIDES:
+            for step, folder in sides[side].result["models"].items():
+                models[f"{side}@{step}"] = folder
+        evaluation = run_worker("eval", {**spec, "models": models}, out / "eval", settings.threads)
+    for side in SIDES:
+        for folder in sides[side].result["models"].values():
+            if not keep_models:
+                shutil.rmtree(folder, ignore_errors=True)
+    return build_seed_report(settings, sides, evaluation.result if evaluation else None)
+
+
+def build_seed_report(
+    settings: Settings, sides: dict[str, WorkerRun], evaluation: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``build_report`` of one seed plus each side's accuracy curve: (step, wall s, mean@k)."""
+    models = evaluation["models"] if evaluation else {}
+    final = {
+        name: models[f"{name}@{settings.steps}"]
+        for name in SIDES
+        if f"{name}@{settings.steps}" in models
+    }
+    if "untrained" in models:
+        final["untrained"] = models["untrained"]
+    report = build_report(settings, sides, {"models": final} if final else None)
+    report["seed"] = settings.seed
+    report["curve"] = {
+        name: [
+            [
+                int(step),
+                run.result["step_ends_s"][int(step) - 1],
+                models[f"{name}@{step}"]["sampled"],
+            ]
+            for step in run.result["models"]
+            if f"{name}@{step}" in models
+        ]
+        for name, run in sides.items()
+    }
+    report["lr_per_step"] = {name: run.result.get("lr_per_step") for name, run in sides.items()}
+    return report
+
+
+def summarize(settings: Settings, seeds: list[dict[str, Any]], untrained: float | None) -> dict:
+    """Over seeds: each side's final mean@k and the paired difference with 95% intervals,
+    time to ``settings.level`` per side, and the rollouts/min ratio."""
+    evaluated = [r for r in seeds if "eval" in r and all(n in r["eval"] for n in SIDES)]
+    finals = {n: [r["eval"][n]["sampled"] for r in evaluated] for n in SIDES}
+    diffs = [a - b for a, b in zip(finals["reinforge"], finals["trl"], strict=True)]
+    start = [] if untrained is None else [(0.0, untrained)]
+    times = {
+        n: [
+            seed_stats.time_to_level(
+                start + [(w, acc) for _, w, acc in r["curve"][n]], settings.level
+            )
+            for r in evaluated
+        ]
+        for n in SIDES
+    }
+    medians = {n: seed_stats.median(t) for n, t in times.items()}
+    speed = [r["ratio"]["rollouts_per_min"] for r in seeds if "ratio" in r]
+    return {
+        "seeds": [r["seed"] for r in evaluated],
+        "final": {n: asdict(seed_stats.interval(v)) for n, v in finals.items()},
+        "difference": asdict(seed_stats.interval(diffs)),
+        "differences": diffs,
+        "seeds_for_width_0.06": seed_stats.seeds_for_width(diffs, 0.06),
+        "level": settings.level,
+        "time_to_level_s": times,
+        "time_to_level_median_s": medians,
+        "time_to_level_ratio": medians["trl"] / medians["reinforge"]
+        if math.isfinite(medians["reinforge"]) and medians["reinforge"] > 0
+        else math.nan,
+        "rollouts_per_min_ratio": asdict(seed_stats.interval(speed)),
+        "rollouts_per_min_ratios": speed,
+    }
+
+
+def _minutes(seconds: float) -> str:
+    return "not reached" if not math.isfinite(seconds) else f"{seconds / 60:.2f}"
+
+
+def format_summary(settings: Settings, seeds: list[dict[str, Any]], summary: dict) -> str:
+    """The headline table: per seed, then means with intervals over seeds."""
+    k, level = settings.eval_k, summary["level"]
+    lines = [
+        "",
+        f"Over {len(summary['seeds'])} seed(s), paired (same prompt order per seed); held-out "
+        f"mean@{k} after {settings.steps} steps; minutes = training wall (eval and model saves "
+        f"excluded) until held-out mean@{k} first reached {level} (evaluated after steps "
+        f"{', '.join(map(str, settings.eval_steps))})",
+        f"  {'seed':>5}{'reinforge':>11}{'TRL':>8}{'Δ':>8}{'min r':>13}{'min TRL':>13}"
+        f"{'rollouts/min r/TRL':>20}",
+    ]
+    for r in seeds:
+        if "eval" not in r or not all(n in r["eval"] for n in SIDES):
+            continue
+        acc = {n: r["eval"][n]["sampled"] for n in SIDES}
+        ttl = {
+            n: seed_stats.time_to_level([(w, a) for _, w, a in r["curve"][n]], level) for n in SIDES
+        }
+        lines.append(
+            f"  {r['seed']:>5}{acc['reinforge']:>11.3f}{acc['trl']:>8.3f}"
+            f"{acc['reinforge'] - acc['trl']:>+8.3f}{_minutes(ttl['reinforge']):>13}"
+            f"{_minutes(ttl['trl']):>13}{r['ratio']['rollouts_per_min']:>19.2f}x"
+        )
+    final, diff = summary["final"], summary["difference"]
+    lines.append("")
+    for n in SIDES:
+        lines.append(f"  {n:<10} mean@{k}: {seed_stats.Interval(**final[n]).format()}")
+    width = diff["high"] - diff["low"]
+    need = summary["seeds_for_width_0.06"]
+    lines.append(
+        f"  difference reinforge - TRL: {seed_stats.Interval(**diff).format(signed=True)}"
+        + (f", interval width {width:.3f}" if math.isfinite(width) else "")
+        + (f"; at this spread a width < 0.06 takes {need} seeds" if need else "")
+    )
+    med = summary["time_to_level_median_s"]
+    reached = {n: sum(math.isfinite(t) for t in summary["time_to_level_s"][n]) for n in SIDES}
+    n_seeds = len(summary["seeds"])
+    lines.append(
+        f"  minutes to mean@{k} >= {level} (median): reinforge {_minutes(med['reinforge'])} "
+        f"({reached['reinforge']}/{n_seeds} seeds reached it), TRL {_minutes(med['trl'])} "
+        f"({reached['trl']}/{n_seeds}); TRL/reinforge {summary['time_to_level_ratio']:.2f}x"
+    )
+    speed = summary["rollouts_per_min_ratio"]
+    lines.append(
+        f"  rollouts per wall minute, reinforge/TRL: {speed['mean']:.2f}x mean over seeds "
+        f"({', '.join(f'{x:.2f}' for x in summary['rollouts_per_min_ratios'])})"
+    )
+    return "\n".join(lines)
+
+
+def _untrained_accuracy(seeds: list[dict[str, Any]]) -> float | None:
+    for r in seeds:
+        if "untrained" in r.get("eval", {}):
+            return r["eval"]["untrained"]["sampled"]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker is not None:
@@ -815,9 +1050,17 @@ def main(argv: list[str] | None = None) -> int:
         result["main_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         _write_json(Path(spec["result_path"]), result)
         return 0
+    settings = settings_from_args(args)
+    if args.report is not None:
+        saved = json.loads(args.report.read_text(encoding="utf-8"))
+        settings = replace(Settings(**saved["settings"]), level=args.level)
+        seeds = saved["seeds"]
+        print(
+            format_summary(settings, seeds, summarize(settings, seeds, _untrained_accuracy(seeds)))
+        )
+        return 0
     from reinforge.models.catalog import resolve_model_path
 
-    settings = settings_from_args(args)
     model_dir = str(resolve_model_path(settings.model))
     out: Path = args.out_dir
     marker = out / ".grpo_vs_trl"
@@ -828,39 +1071,42 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     marker.touch()
-    spec = {"settings": asdict(settings), "model_dir": model_dir}
     print(
-        f"GRPO bench: {settings.steps} steps x {settings.prompts} prompts x {settings.group} "
-        f"rollouts per side, order {' then '.join(args.order)}, work dir {out}",
+        f"GRPO bench: {args.seeds} seed(s) from {settings.seed}, {settings.steps} steps x "
+        f"{settings.prompts} prompts x {settings.group} rollouts per side, eval after steps "
+        f"{settings.eval_steps}, work dir {out}",
         flush=True,
     )
     print(f"load average before: {os.getloadavg()}", flush=True)
-    sides: dict[str, WorkerRun] = {}
-    for side in args.order:
-        print(f"--- {side} ---", flush=True)
-        sides[side] = run_worker(side, spec, out / side, settings.threads)
-        print(
-            f"{side}: training wall {sides[side].result['train_wall_s']:.1f} s, "
-            f"peak RSS {sides[side].peak_rss_mib:.0f} MiB, load {os.getloadavg()}",
-            flush=True,
+    seeds: list[dict[str, Any]] = []
+    for i in range(args.seeds):
+        seed_settings = replace(settings, seed=settings.seed + i)
+        order = args.order if i % 2 == 0 else list(reversed(args.order))
+        report = run_seed(
+            seed_settings,
+            model_dir,
+            order,
+            out / f"seed{seed_settings.seed}",
+            evaluate=not args.skip_eval,
+            with_untrained=i == 0,
+            keep_models=args.keep_models,
         )
-    evaluation = None
+        report["load_average_after"] = os.getloadavg()
+        print(format_report(report), flush=True)
+        seeds.append(report)
+        summary = summarize(settings, seeds, _untrained_accuracy(seeds))
+        # after every seed, so an interrupted run keeps what it measured
+        _write_json(
+            out / "results.json", {"settings": asdict(settings), "seeds": seeds, "summary": summary}
+        )
+        shutil.rmtree(
+            out / f"seed{seed_settings.seed}" / "reinforge" / "run" / "checkpoints",
+            ignore_errors=True,
+        )
     if not args.skip_eval:
-        print("--- eval (shared evaluator) ---", flush=True)
-        models = {"untrained": None, **{n: sides[n].result["model_dir"] for n in SIDES}}
-        evaluation = run_worker("eval", {**spec, "models": models}, out / "eval", settings.threads)
-    report = build_report(
-        settings, {n: sides[n] for n in SIDES}, evaluation.result if evaluation else None
-    )
-    report["load_average_after"] = os.getloadavg()
-    _write_json(out / "results.json", report)
-    print(format_report(report))
-    print(f"\n  load average (1/5/15 min) at the end: {report['load_average_after']}")
+        print(format_summary(settings, seeds, summary))
+    print(f"\n  load average (1/5/15 min) at the end: {os.getloadavg()}")
     print(f"  results: {out / 'results.json'}")
-    if not args.keep_models:
-        for side in SIDES:
-            shutil.rmtree(sides[side].result["model_dir"], ignore_errors=True)
-        shutil.rmtree(out / "reinforge" / "run" / "checkpoints", ignore_errors=True)
     return 0
 
 

@@ -1,12 +1,15 @@
 """Generate the arithmetic taskset shipped in ``data/`` (deterministic for a seed).
 
-    python examples/arithmetic/make_data.py --seed 0 --train 500 --test 100
+    python examples/arithmetic/make_data.py --seed 0 --train 400 --test 274
 
 Each row is ``{"question": "What is 13 + 7?", "answer": "20"}``: addition and
 subtraction of numbers up to ``--max-operand`` (20), multiplication of 2..9.
 Small numbers on purpose: SmolLM2-135M gets about a fifth of these right when
 sampling at temperature 1 and nearly half greedily, so RL has a signal to sharpen
-within minutes on a CPU. Train and test never share a question.
+within minutes on a CPU. Train and test never share a question; with the default
+``--max-operand`` there are 674 distinct questions, and the test split takes every
+one the training split does not (274, enough for a held-out score whose sampling
+noise is small next to run-to-run differences).
 """
 
 from __future__ import annotations
@@ -33,11 +36,10 @@ def generate(
     seed: int, n_train: int, n_test: int, max_operand: int
 ) -> tuple[list[dict], list[dict]]:
     rng = random.Random(seed)
-    possible = 2 * max_operand * max_operand + 64  # generous upper bound of distinct questions
+    # a + b ordered pairs, a - b with a >= b, and the 8 x 8 products
+    possible = max_operand * max_operand + max_operand * (max_operand + 1) // 2 + 64
     if n_train + n_test > possible:
-        raise ValueError(
-            f"only about {possible} distinct questions exist with max_operand={max_operand}"
-        )
+        raise ValueError(f"only {possible} distinct questions exist with max_operand={max_operand}")
     seen: set[str] = set()
     rows: list[dict] = []
     while len(rows) < n_train + n_test:
@@ -54,8 +56,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--train", type=int, default=500)
-    parser.add_argument("--test", type=int, default=100)
+    parser.add_argument("--train", type=int, default=400)
+    parser.add_argument("--test", type=int, default=274)
     parser.add_argument("--max-operand", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
     args = parser.parse_args()
