@@ -8,7 +8,10 @@ the docstring promises.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -115,3 +118,60 @@ def test_report_table(bench: ModuleType) -> None:
     assert "W = 180.0 s" in text
     assert "+0.050" in text  # reinforge - TRL accuracy
     assert "mean@4" in text and "greedy" in text
+
+
+def test_eval_steps_end_with_the_last_step(bench: ModuleType) -> None:
+    assert bench.Settings(steps=8, eval_every=2).eval_steps == [2, 4, 6, 8]
+    assert bench.Settings(steps=8, eval_every=3).eval_steps == [3, 6, 8]
+    assert bench.Settings(steps=8, eval_every=20).eval_steps == [8]
+
+
+def _seed_report(seed: int, r_curve: list, t_curve: list, speed: float) -> dict:
+    return {
+        "seed": seed,
+        "eval": {"reinforge": {"sampled": r_curve[-1][2]}, "trl": {"sampled": t_curve[-1][2]}},
+        "curve": {"reinforge": r_curve, "trl": t_curve},
+        "ratio": {"rollouts_per_min": speed},
+    }
+
+
+def test_summary_pairs_seeds_and_times_the_level(bench: ModuleType) -> None:
+    settings = bench.Settings(steps=8, eval_every=4, level=0.5)
+    seeds = [
+        # reinforge reaches 0.5 at step 4 (60 s), TRL only at step 8 (300 s)
+        _seed_report(
+            0, [[4, 60.0, 0.52], [8, 120.0, 0.60]], [[4, 150.0, 0.40], [8, 300.0, 0.55]], 2.5
+        ),
+        # neither side before step 8; TRL never
+        _seed_report(
+            1, [[4, 62.0, 0.30], [8, 124.0, 0.50]], [[4, 150.0, 0.30], [8, 310.0, 0.45]], 2.5
+        ),
+        _seed_report(
+            2, [[4, 58.0, 0.51], [8, 118.0, 0.58]], [[4, 140.0, 0.52], [8, 290.0, 0.61]], 2.4
+        ),
+    ]
+    summary = bench.summarize(settings, seeds, untrained=0.2)
+    assert summary["differences"] == pytest.approx([0.05, 0.05, -0.03])
+    diff = summary["difference"]
+    assert diff["mean"] == pytest.approx(0.07 / 3)
+    assert diff["low"] < diff["mean"] < diff["high"]
+    assert summary["time_to_level_s"]["reinforge"] == [60.0, 124.0, 58.0]
+    assert summary["time_to_level_s"]["trl"] == [300.0, math.inf, 140.0]
+    assert summary["time_to_level_median_s"] == {"reinforge": 60.0, "trl": 300.0}
+    assert summary["time_to_level_ratio"] == pytest.approx(5.0)
+    text = bench.format_summary(settings, seeds, summary)
+    assert "not reached" in text and "5.00x" in text and "(2/3)" in text
+
+
+def test_report_flag_reprints_a_saved_run_at_another_level(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    settings = bench.Settings(steps=8, eval_every=4)
+    seeds = [
+        _seed_report(0, [[4, 60.0, 0.42], [8, 120.0, 0.6]], [[4, 150, 0.3], [8, 300, 0.5]], 2.0)
+    ]
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps({"settings": dataclasses.asdict(settings), "seeds": seeds}))
+    assert bench.main(["--report", str(saved), "--level", "0.4"]) == 0
+    out = capsys.readouterr().out
+    assert "first reached 0.4" in out and "1.00" in out  # reinforge at step 4: 1.00 min
