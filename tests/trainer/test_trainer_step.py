@@ -10,6 +10,7 @@ raises the reward of a simple token-parity task.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -268,17 +269,80 @@ def test_bf16_mixed_precision_trains_close_to_fp32(
     assert max(moved) < 5e-3  # both took nearly the same step
 
 
-def test_micro_batches_hold_similar_lengths(
-    sampled: list[Experience], tiny_model_path: Path
+def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
+    sampled: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Experiences are ordered by length before micro-batching (less padding), and the
-    update does not depend on the order they arrive in."""
-    first = Trainer(tiny_model_path, _config("grpo", False), pad_token_id=2)
-    second = Trainer(tiny_model_path, _config("grpo", False), pad_token_id=2)
-    first.train_step(copy.deepcopy(sampled))
-    second.train_step(copy.deepcopy(list(reversed(sampled))))
-    for a, b in zip(first.model.parameters(), second.model.parameters(), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-4, rtol=0)  # summation order only
+    update does not depend on the order they arrive in: the summed gradient of the
+    sorted micro-batches is the one of the whole batch in a single pass."""
+    from reinforge.trainer import trainer as trainer_module
+
+    # the sampled responses all have 6 tokens: cut them to 1..6 tokens (prefixes keep
+    # the rollout log-probs on-policy), then let them arrive with lengths mixed:
+    # shortest, longest, 2nd shortest, 2nd longest, ...
+    kept = [1, 6, 2, 5, 3, 4, 1, 6]
+    varied = [
+        dataclasses.replace(
+            e,
+            tokens=e.tokens[: e.prompt_length + r].clone(),
+            logprobs=e.logprobs[:r].clone(),
+            action_mask=e.action_mask[:r].clone(),
+        )
+        for e, r in zip(sampled, kept, strict=True)
+    ]
+    by_length = sorted(varied, key=lambda e: len(e.tokens))
+    mixed = [e for pair in zip(by_length[:4], reversed(by_length[4:]), strict=True) for e in pair]
+
+    def padding(chunks: list[list[int]]) -> int:
+        return sum(max(c) * len(c) - sum(c) for c in chunks)
+
+    lengths = [len(e.tokens) for e in mixed]
+    sorted_chunks = [sorted(lengths)[i : i + 4] for i in (0, 4)]
+    arrival_chunks = [lengths[i : i + 4] for i in (0, 4)]
+    # the lengths vary enough that micro-batching in arrival order pads more
+    assert padding(arrival_chunks) > padding(sorted_chunks)
+
+    def summed_gradient(trainer: Trainer, exps: list[Experience]) -> dict[str, torch.Tensor]:
+        """The (clipped) gradient the optimiser steps with."""
+        grads: dict[str, torch.Tensor] = {}
+
+        def record(*_: Any) -> None:
+            for name, p in trainer.model.named_parameters():
+                if p.grad is not None:
+                    grads[name] = p.grad.detach().clone()
+
+        handle = trainer.optimizer.register_step_pre_hook(record)
+        try:
+            trainer.train_step(exps)
+        finally:
+            handle.remove()
+        assert grads
+        return grads
+
+    whole = Trainer(tiny_model_path, _config("grpo", False, micro_batch_size=8), pad_token_id=2)
+    expected = summed_gradient(whole, copy.deepcopy(mixed))
+
+    formed: list[tuple[list[int], int]] = []  # (row lengths, padded width) per micro-batch
+
+    def recording_collate(exps: list[Experience], pad: int) -> dict[str, torch.Tensor]:
+        batch = collate(exps, pad)
+        formed.append(([len(e.tokens) for e in exps], batch["input_ids"].shape[1]))
+        return batch
+
+    monkeypatch.setattr(trainer_module, "collate", recording_collate)
+    split = Trainer(tiny_model_path, _config("grpo", False, micro_batch_size=4), pad_token_id=2)
+    got = summed_gradient(split, copy.deepcopy(mixed))
+
+    assert len(formed) == 2
+    assert [sorted(rows) for rows, _ in formed] == sorted_chunks
+    assert [width for _, width in formed] == [max(c) for c in sorted_chunks]
+    assert padding([rows for rows, _ in formed]) == padding(sorted_chunks)
+
+    assert got.keys() == expected.keys()
+    assert max(float(g.abs().max()) for g in expected.values()) > 0
+    for name, grad in expected.items():
+        scale = max(float(grad.abs().max()), 1e-12)
+        torch.testing.assert_close(got[name], grad, atol=1e-4 * scale, rtol=0, msg=name)
 
 
 def test_packed_logprobs_match_the_full_projection(

@@ -130,6 +130,8 @@ def test_judge_that_talks_nonsense_masks_the_run(tmp_path):
 
 def test_without_a_judge_the_reference_must_appear_in_the_answer(tmp_path):
     out = explore(tmp_path, lambda q: f"It is {q['answer']}.")
+    assert out.metrics["explore/failed_tasks"] == 0
+    assert len(out.experiences) == 24  # 4 tasks x 2 runs x 3 turns (search, read, answer)
     assert all(e.metrics["answer_correct"] == 1.0 for e in out.experiences)
 
 
