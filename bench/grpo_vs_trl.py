@@ -212,7 +212,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--report",
         type=Path,
-        help="print the report of an earlier run's results.json (e.g. at another --level)",
+        nargs="+",
+        help="print the report of earlier runs' results.json files, their seeds pooled "
+        "(e.g. at another --level); the runs must share their settings",
     )
     p.add_argument(
         "--eval-k", type=int, default=d.eval_k, help="samples per held-out question (mean@k)"
@@ -1052,9 +1054,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     settings = settings_from_args(args)
     if args.report is not None:
-        saved = json.loads(args.report.read_text(encoding="utf-8"))
-        settings = replace(Settings(**saved["settings"]), level=args.level)
-        seeds = saved["seeds"]
+        runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.report]
+        kept = {k: v for k, v in runs[0]["settings"].items() if k not in ("seed", "level")}
+        for path, run in zip(args.report, runs, strict=True):
+            other = {k: v for k, v in run["settings"].items() if k not in ("seed", "level")}
+            if other != kept:
+                print(f"error: {path} was run with other settings than {args.report[0]}")
+                return 2
+        settings = replace(Settings(**runs[0]["settings"]), level=args.level)
+        seeds = [seed for run in runs for seed in run["seeds"]]
         print(
             format_summary(settings, seeds, summarize(settings, seeds, _untrained_accuracy(seeds)))
         )
