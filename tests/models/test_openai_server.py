@@ -398,6 +398,18 @@ def test_tiny_model_token_ids_logprobs_and_seed(tiny_server) -> None:
         assert entry.logprob <= tops[0] + 1e-4
 
 
+@pytest.mark.parametrize("bad_id", [-1, 2**40])
+def test_tiny_model_token_ids_its_tokenizer_cannot_hold_are_400s(tiny_server, bad_id) -> None:
+    # the fast tokenizer overflows on these ids (it used to surface as a 500)
+    srv, model = tiny_server
+    body = {"model": "tiny", "prompt": [1, bad_id], "max_tokens": 2}
+    resp = httpx.post(srv.url + "/v1/completions", json=body, timeout=60)
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["param"] == "prompt" and str(bad_id) in error["message"]
+    assert str(model.engine.vocab_size) in error["message"]
+
+
 def test_unexpected_errors_become_openai_500s() -> None:
     class BrokenService:
         async def handle_async(self, endpoint: str, body: object) -> None:

@@ -57,6 +57,49 @@ def test_wrong_types_are_400s_and_the_connection_stays_usable(
     assert ok.status_code == 200
 
 
+OUT_OF_RANGE = {
+    "prompt id -1": ("/v1/completions", {"prompt": [5, -1]}, "prompt", -1),
+    "prompt id 2**40": ("/v1/completions", {"prompt": [5, 2**40]}, "prompt", 2**40),
+    "one of several prompts": ("/v1/completions", {"prompt": [[5], [6, 2**40]]}, "prompt", 2**40),
+    "max_tokens 2**70": (
+        "/v1/completions",
+        {"prompt": "hi", "max_tokens": 2**70},
+        "max_tokens",
+        2**70,
+    ),
+    "max_tokens past the context": (
+        "/v1/completions",
+        {"prompt": "hi", "max_tokens": 10**6},
+        "max_tokens",
+        10**6,
+    ),
+    "max_completion_tokens 2**70": (
+        "/v1/chat/completions",
+        {"messages": USER, "max_completion_tokens": 2**70},
+        "max_completion_tokens",
+        2**70,
+    ),
+    "n 2**70": ("/v1/completions", {"prompt": "hi", "n": 2**70}, "n", 2**70),
+    "seed 2**70": ("/v1/chat/completions", {"messages": USER, "seed": 2**70}, "seed", 2**70),
+    "top_k 2**70": ("/v1/chat/completions", {"messages": USER, "top_k": 2**70}, "top_k", 2**70),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_OF_RANGE))
+def test_out_of_range_integers_are_400s_naming_the_field_and_value(
+    http: httpx.Client, case: str
+) -> None:
+    path, body, field, value = OUT_OF_RANGE[case]
+    bad = http.post(path, json={"model": "m", **body})
+    assert bad.status_code == 400, bad.text
+    error = bad.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == field
+    assert f"'{field}'" in error["message"] and str(value) in error["message"]
+    ok = http.post("/v1/completions", json={"model": "m", "prompt": [5, 6], "max_tokens": 4})
+    assert ok.status_code == 200
+
+
 def test_deep_json_huge_bodies_and_huge_fan_out_are_refused(http: httpx.Client) -> None:
     deep = http.post("/v1/completions", content="[" * 3000 + "]" * 3000)
     assert deep.status_code in (400, 413)

@@ -187,6 +187,28 @@ class HangsOnOddRuns(GuessWorkflow):
         raise TerminationEvent(TerminationReason.ENV_DONE)
 
 
+@WORKFLOWS.register_module("test_always_hanging_episode")
+class AlwaysHangs(GuessWorkflow):
+    """Plays one turn, then hangs on every rollout: each episode times out."""
+
+    async def run(self, task: dict, uid: str, **kwargs) -> Episode | None:
+        self.reset(task=task, uid=uid)
+        observation, info = self.env.reset(task)
+        self.agent.update_from_env(observation, 0.0, False, info)
+        output = await self.rollout_engine.get_model_response(self.agent.chat_completions)
+        self.agent.update_from_model(output.text)
+        await asyncio.Event().wait()
+
+
+@WORKFLOWS.register_module("test_hanging_before_any_call_episode")
+class HangsBeforeAnyCall(GuessWorkflow):
+    """Times out before its first model call: the episode has no step with tokens."""
+
+    async def run(self, task: dict, uid: str, **kwargs) -> Episode | None:
+        self.reset(task=task, uid=uid)
+        await asyncio.Event().wait()
+
+
 def make_model(**kwargs: Any) -> ModelWrapper:
     return ModelWrapper(RecordingEngine(**kwargs))
 
@@ -588,7 +610,8 @@ def test_adapter_reads_conversion_and_engine_options() -> None:
     wf = task.to_workflow(make_model())
     assert wf.workflow_kwargs == {"max_turns": 2}
     assert wf.make_engine(0).max_prompt_length == 4096
-    assert asyncio.run(wf.run_async()) == []  # all rollouts ran out of turns: masked
+    exps = asyncio.run(wf.run_async())  # all rollouts ran out of turns: masked
+    assert exps and all(e.mask_reason.startswith("max_turns_exceeded: ") for e in exps)
     assert {ep.termination_reason for ep in wf.episodes} == {TerminationReason.MAX_TURNS_EXCEEDED}
 
 
@@ -682,6 +705,53 @@ def test_explorer_keeps_errored_episodes_when_not_masked(tmp_path) -> None:
     for exp in exps:
         assert exp.info["termination_reason"] == "error" and exp.reward == 0.0
         assert "the number machine broke on turn 2" in exp.info["error"]["traceback"]
+
+
+@pytest.mark.parametrize(
+    ("workflow", "workflow_args", "reason"),
+    [
+        ("test_always_hanging_episode", {"timeout": 0.2}, "timeout"),
+        ("test_hanging_before_any_call_episode", {"timeout": 0.2}, "timeout"),
+        ("test_guess_number_episode", {"explode_on_turn": 1}, "error"),
+    ],
+)
+def test_a_task_whose_every_episode_is_masked_is_ok_and_not_retried(
+    tmp_path, workflow, workflow_args, reason
+) -> None:
+    # every rollout times out (or its env crashes): an outcome, masked by default - not
+    # a failed task ("returned no experience") that the explorer retries
+    summary, storage, _ = explore(tmp_path, workflow, [5], **workflow_args)
+    assert summary.status_counts == {"ok": 1}
+    assert summary.metrics["explore/failed_tasks"] == 0.0
+    assert storage.read() == []  # nothing to train on
+    (record,) = storage.task_results()
+    assert record.status == "masked" and record.attempts == 1
+    assert record.num_experiences == 0
+    assert f"{reason}: episode 0:0" in record.error and f"{reason}: episode 0:1" in record.error
+
+
+def test_masked_episodes_reach_the_explorer_as_masked_outcomes() -> None:
+    wf = make_task("test_always_hanging_episode", timeout=0.05).to_workflow(make_model())
+    exps = asyncio.run(wf.run_async())
+    assert [(e.eid.run, e.eid.step) for e in exps] == [(0, 0), (1, 0), (2, 0)]
+    for exp in exps:
+        assert exp.mask_reason.startswith(f"timeout: episode 5:{exp.eid.run}")
+        assert exp.info["termination_reason"] == "timeout" and exp.info["masked"] is True
+        assert exp.reward is None and exp.response_length > 0  # the step that was sampled
+    # an episode with no sampled step is still recorded, as one empty masked experience
+    wf = make_task("test_hanging_before_any_call_episode", timeout=0.05).to_workflow(make_model())
+    exps = asyncio.run(wf.run_async())
+    assert len(exps) == 3 and all(e.response_length == 0 and e.reward is None for e in exps)
+    assert all(e.mask_reason.startswith("timeout: ") for e in exps)
+    assert {e.info["termination_reason"] for e in exps} == {"timeout"}
+    # invalid_reward: the steps go on to the pipeline as documented (reward None, not
+    # masked here); only an episode without steps needs the masked placeholder
+    wf = make_task(
+        "test_always_hanging_episode", timeout=0.05, conversion={"masked": "invalid_reward"}
+    ).to_workflow(make_model())
+    exps = asyncio.run(wf.run_async())
+    assert len(exps) == 3
+    assert all(e.mask_reason is None and e.reward is None and e.info["masked"] for e in exps)
 
 
 def test_thread_unsafe_envs_take_turns_in_the_executor() -> None:

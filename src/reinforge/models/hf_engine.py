@@ -377,6 +377,11 @@ class HFEngine(InferenceEngine):
 
     # ---- public API ------------------------------------------------------------------
 
+    @property
+    def vocab_size(self) -> int:
+        """Token ids the engine accepts are ``0..vocab_size-1`` (the embedding's rows)."""
+        return self._vocab
+
     def _check_ids(self, ids: list[int]) -> None:
         """Refuse ids the embedding has no row for: inside a batched step they would fail
         every request sharing the step."""

@@ -21,6 +21,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reinforge.models.engine import check_token_ids
+
 if TYPE_CHECKING:
     from reinforge.core import Experience
     from reinforge.models.model_wrapper import ModelWrapper
@@ -75,6 +77,8 @@ class _Call:
 MAX_N = 128
 #: most samples (prompts x n) one completions request may ask for
 MAX_SAMPLES = 1024
+#: integer fields (``seed``, ``top_k``...) must fit a signed 64-bit int, as engines hold them
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _UNSUPPORTED_NONDEFAULT = {
     "frequency_penalty": 0,
@@ -95,10 +99,12 @@ def _number(body: dict[str, Any], key: str, kind: type, default: Any = None) -> 
         value = float(value)
     if not isinstance(value, kind) or isinstance(value, bool):
         raise APIError(f"'{key}' must be a {kind.__name__}, got {value!r}", param=key)
+    if kind is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise APIError(f"'{key}' must fit a 64-bit integer, got {value}", param=key)
     return value
 
 
-def _sampling(body: dict[str, Any], *, chat: bool) -> _Call:
+def _sampling(body: dict[str, Any], *, chat: bool, max_model_len: int | None) -> _Call:
     for key, default in _UNSUPPORTED_NONDEFAULT.items():
         value = body.get(key)
         if value not in (None, default) and not (
@@ -116,6 +122,16 @@ def _sampling(body: dict[str, Any], *, chat: bool) -> _Call:
     }
     if not 1 <= kwargs["n"] <= MAX_N:
         raise APIError(f"'n' must be between 1 and {MAX_N}, got {kwargs['n']}", param="n")
+    limit = kwargs["max_tokens"]
+    if limit is not None and limit < 1:
+        raise APIError(f"'{limit_key}' must be at least 1, got {limit}", param=limit_key)
+    if limit is not None and max_model_len is not None and limit > max_model_len:
+        # more tokens than the context holds can never be sampled: a mistake, not a wish
+        raise APIError(
+            f"'{limit_key}' must be at most the model's context length {max_model_len}, "
+            f"got {limit}",
+            param=limit_key,
+        )
     stop = body.get("stop")
     if stop is not None:
         if isinstance(stop, str):
@@ -168,12 +184,24 @@ class OpenAIService:
 
     # ---- parsing ---------------------------------------------------------------------
 
+    def _max_model_len(self) -> int | None:
+        limit = getattr(self.model.engine, "max_model_len", None)
+        return limit if isinstance(limit, int) else None
+
+    def _vocab_size(self) -> int | None:
+        """How many token ids the engine accepts (its own count, else the tokenizer's)."""
+        for owner in (self.model.engine, self.model.tokenizer):
+            size = getattr(owner, "vocab_size", None)
+            if isinstance(size, int) and size > 0:
+                return size
+        return None
+
     def _chat_call(self, body: Any) -> _Call:
         from reinforge.models.model_wrapper import validate_messages
 
         if not isinstance(body, dict):
             raise APIError("the request body must be a JSON object")
-        call = _sampling(body, chat=True)
+        call = _sampling(body, chat=True, max_model_len=self._max_model_len())
         try:
             call.messages = validate_messages(body.get("messages"))
         except ValueError as exc:
@@ -193,7 +221,7 @@ class OpenAIService:
     def _completion_call(self, body: Any) -> _Call:
         if not isinstance(body, dict):
             raise APIError("the request body must be a JSON object")
-        call = _sampling(body, chat=False)
+        call = _sampling(body, chat=False, max_model_len=self._max_model_len())
         prompt = body.get("prompt")
         if isinstance(prompt, str) or (
             isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt)
@@ -205,6 +233,7 @@ class OpenAIService:
             raise APIError(
                 "'prompt' must be a string, a list of strings or token ids", param="prompt"
             )
+        vocab_size = self._vocab_size()
         for p in prompts:
             if not (
                 isinstance(p, str) or (isinstance(p, list) and all(isinstance(t, int) for t in p))
@@ -212,6 +241,13 @@ class OpenAIService:
                 raise APIError(
                     "each prompt must be a string or a list of token ids", param="prompt"
                 )
+            if isinstance(p, list):
+                # before the tokenizer decodes them: a fast tokenizer overflows on ids
+                # outside its integer type (-1, 2**40), which is no server error
+                try:
+                    check_token_ids(p, vocab_size)
+                except ValueError as exc:
+                    raise APIError(f"'prompt': {exc}", param="prompt") from None
         n = call.kwargs.get("n", 1)
         if len(prompts) * n > MAX_SAMPLES:
             raise APIError(

@@ -32,7 +32,7 @@ from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.core.episode import Episode, TerminationReason
-from reinforge.workflows.episode.conversion import ConversionOptions, episode_to_experiences
+from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
 from reinforge.workflows.episode.workflow import EpisodeWorkflow
 from reinforge.workflows.workflow import Workflow
@@ -92,7 +92,9 @@ class EpisodeWorkflowAdapter(Workflow):
         exps: list[Experience] = []
         for run, episode in zip(runs, self.episodes, strict=True):
             _log_abnormal_end(episode)
-            exps.extend(episode_to_experiences(episode, self.options, run=run))
+            # a masked episode (timed out, env error) is an outcome: it comes back
+            # marked as masked, never as no experience, which would fail the task
+            exps.extend(episode_outcome(episode, self.options, run=run))
         return exps
 
 

@@ -29,6 +29,9 @@ With ``masked="invalid_reward"`` its experiences are kept with ``reward=None`` a
 ``info["masked"] = True``: the pipeline's ``invalid_reward_filter`` removes them
 (and counts them under ``invalid_reward_filter/none``); it must then run before
 ``group_advantage``, and the trainer computes advantages only after the pipeline.
+The explorer's adapter calls ``episode_outcome`` instead, which also hands a masked
+episode over as ``Experience.mask``-ed experiences (kept out of training), so that
+a task whose rollouts all timed out counts as done, not as failed.
 """
 
 from __future__ import annotations
@@ -195,6 +198,69 @@ def episode_to_experiences(
             eid = EID(task=task_id, run=run, step=position)
             exps.append(_step_experience(step, reward, eid, info, dict(metrics)))
             position += 1
+    return exps
+
+
+def _mask_reason(episode: Episode) -> str:
+    """``"<reason>: episode <id> ..."``: the explorer counts it under ``masked/<reason>``."""
+    reason = (episode.termination_reason or TerminationReason.UNKNOWN).value
+    text = f"{reason}: episode {episode.id}"
+    error = episode.info.get("error")
+    if isinstance(error, Mapping) and error.get("error_type"):
+        message = str(error.get("error_message") or "").strip().splitlines()[:1]
+        text += f" raised {error['error_type']}" + "".join(f": {m}" for m in message)
+    return text
+
+
+def episode_outcome(
+    episode: Episode,
+    options: ConversionOptions | Mapping[str, Any] | None = None,
+    *,
+    run: int | None = None,
+) -> list[Experience]:
+    """What the explorer receives for ``episode``: its experiences, and for a masked
+    episode a record of how it ended, so that it counts as an outcome, not a failure.
+
+    An episode that is not masked gives ``episode_to_experiences`` unchanged. A masked
+    one (a timeout, an environment error...) must still reach the explorer: a task
+    whose workflow returns nothing is a failed task, and it would be retried.
+
+    * ``masked="drop"``: its steps, converted as for ``invalid_reward`` (reward None,
+      ``info["masked"]``), each marked with ``Experience.mask``: the explorer counts
+      them under ``masked/<reason>``, records the task with the reason, and never
+      passes them to the pipeline or the trainer.
+    * ``masked="invalid_reward"``: its experiences as converted, for the pipeline's
+      ``invalid_reward_filter``.
+
+    An episode without a step that has tokens (it timed out before its first reply)
+    gives one empty experience marked with ``Experience.mask``.
+    """
+    opts = options if isinstance(options, ConversionOptions) else ConversionOptions.build(options)
+    if not opts.is_masked(episode):
+        return episode_to_experiences(episode, opts, run=run)
+    kept = ConversionOptions.build(opts, {"masked": "invalid_reward"})
+    exps = episode_to_experiences(episode, kept, run=run)
+    if exps and opts.masked == "invalid_reward":
+        return exps
+    if not exps:
+        task_id, parsed_run = _split_id(episode.id)
+        info: dict[str, Any] = {
+            "episode_id": episode.id,
+            "termination_reason": (episode.termination_reason or TerminationReason.UNKNOWN).value,
+            "is_correct": bool(episode.is_correct),
+            "num_steps": 0,
+            "masked": True,
+        }
+        if episode.info.get("error") is not None:
+            info["error"] = episode.info["error"]
+        metrics = _numeric_metrics(episode.metrics)
+        if opts.accuracy_metric:
+            metrics["accuracy"] = float(bool(episode.is_correct))
+        eid = EID(task=task_id, run=parsed_run if run is None else run, step=0)
+        exps = [Experience(tokens=[], prompt_length=0, eid=eid, info=info, metrics=metrics)]
+    reason = _mask_reason(episode)
+    for exp in exps:
+        exp.mask(reason)
     return exps
 
 
