@@ -39,7 +39,10 @@ class SynchronizerConfig(_Strict):
 
 class CheckpointConfig(_Strict):
     save_interval: int | None = Field(
-        None, ge=1, description="save every N training steps (and at the end)"
+        10,
+        ge=1,
+        description="save every N training steps (and at the end); a run killed without "
+        "warning resumes from the last one. null: only at the end and on Ctrl-C/SIGTERM",
     )
     max_checkpoints_to_keep: int | None = Field(2, ge=1)
 
