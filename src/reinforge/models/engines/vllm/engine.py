@@ -23,7 +23,6 @@ import contextlib
 import logging
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 from reinforge.models.engines.openai.engine import OpenAIEngine
 from reinforge.models.engines.vllm.server import VLLMServer
 from reinforge.models.engines.vllm.weights import prune_versions, write_full_weights
+from reinforge.models.engines.vllm.work_dir import make_work_dir
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class VLLMEngine(OpenAIEngine):
             raise ValueError(f"vllm.replicas must be >= 1, got {replicas}")
         self.base_model_path = Path(model_path)
         self._own_work_dir = work_dir is None
-        self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="reinforge-vllm-"))
+        self.work_dir = Path(work_dir) if work_dir else make_work_dir()
         self.keep_versions = max(1, keep_versions)
         #: LoRA adapters can be hot-loaded (the servers were started with a max rank)
         self.lora_enabled = bool(max_lora_rank)
