@@ -142,6 +142,8 @@ class Settings:
     #: (and reinforge's bf16 sampling engine); fp32 = everything in float32
     precision: str = "bf16"
     gradient_checkpointing: bool = True
+    #: reinforge's trainer.old_logprobs (sampler: pi_old from the engine, as before session 7)
+    old_logprobs: str = "trainer"
 
     @property
     def rollouts_per_step(self) -> int:
@@ -230,6 +232,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         default=d.gradient_checkpointing,
         help="both sides alike",
+    )
+    p.add_argument(
+        "--old-logprobs",
+        choices=["trainer", "sampler"],
+        default=d.old_logprobs,
+        help="reinforge's trainer.old_logprobs: pi_old from the trainer's own forward, or "
+        "the sampling engine's log-probs (reinforge's behaviour before session 7)",
+    )
+    p.add_argument(
+        "--only",
+        choices=SIDES,
+        help="run one side only (e.g. to compare reinforge settings against a TRL run "
+        "of the same seeds, which is deterministic for a seed)",
     )
     p.add_argument(
         "--order",
@@ -329,6 +344,7 @@ def reinforge_config(settings: Settings, run_dir: Path, model_dir: str) -> Any:
         ]
     trainer = data["trainer"]
     trainer.update(
+        old_logprobs=settings.old_logprobs,
         lr=settings.lr,
         warmup_steps=settings.warmup_steps,
         micro_batch_size=settings.micro_batch,
@@ -905,11 +921,11 @@ def run_seed(
     if evaluate:
         print(f"--- seed {settings.seed}: eval (shared evaluator) ---", flush=True)
         models: dict[str, str | None] = {"untrained": None} if with_untrained else {}
-        for side in SIDES:
+        for side in sides:
             for step, folder in sides[side].result["models"].items():
                 models[f"{side}@{step}"] = folder
         evaluation = run_worker("eval", {**spec, "models": models}, out / "eval", settings.threads)
-    for side in SIDES:
+    for side in sides:
         for folder in sides[side].result["models"].values():
             if not keep_models:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -952,6 +968,10 @@ def summarize(settings: Settings, seeds: list[dict[str, Any]], untrained: float 
     evaluated = [r for r in seeds if "eval" in r and all(n in r["eval"] for n in SIDES)]
     finals = {n: [r["eval"][n]["sampled"] for r in evaluated] for n in SIDES}
     diffs = [a - b for a, b in zip(finals["reinforge"], finals["trl"], strict=True)]
+    if not evaluated:  # one side only (--only): its final accuracy over seeds
+        finals = {
+            n: [r["eval"][n]["sampled"] for r in seeds if n in r.get("eval", {})] for n in SIDES
+        }
     start = [] if untrained is None else [(0.0, untrained)]
     times = {
         n: [
@@ -1090,6 +1110,8 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.seeds):
         seed_settings = replace(settings, seed=settings.seed + i)
         order = args.order if i % 2 == 0 else list(reversed(args.order))
+        if args.only:
+            order = [args.only]
         report = run_seed(
             seed_settings,
             model_dir,
@@ -1111,7 +1133,7 @@ def main(argv: list[str] | None = None) -> int:
             out / f"seed{seed_settings.seed}" / "reinforge" / "run" / "checkpoints",
             ignore_errors=True,
         )
-    if not args.skip_eval:
+    if not args.skip_eval and not args.only:
         print(format_summary(settings, seeds, summary))
     print(f"\n  load average (1/5/15 min) at the end: {os.getloadavg()}")
     print(f"  results: {out / 'results.json'}")

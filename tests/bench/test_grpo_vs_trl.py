@@ -175,3 +175,11 @@ def test_report_flag_reprints_a_saved_run_at_another_level(
     assert bench.main(["--report", str(saved), "--level", "0.4"]) == 0
     out = capsys.readouterr().out
     assert "first reached 0.4" in out and "1.00" in out  # reinforge at step 4: 1.00 min
+
+
+def test_old_logprobs_flag_reaches_reinforge_trainer(bench: ModuleType, tmp_path: Path) -> None:
+    default = bench.reinforge_config(bench.settings_from_args(bench.parse_args([])), tmp_path, "m")
+    assert default.trainer.old_logprobs == "trainer"
+    before = bench.settings_from_args(bench.parse_args(["--old-logprobs", "sampler"]))
+    assert bench.reinforge_config(before, tmp_path, "m").trainer.old_logprobs == "sampler"
+    assert bench.parse_args(["--only", "reinforge"]).only == "reinforge"
