@@ -75,7 +75,7 @@ bench: $(STAMP)
 bench-engines: $(STAMP) $(VLLM_STAMP)
 	$(BIN)/python bench/engines.py
 
-## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer side by side (installs .[bench]; about 15-20 min on 2 cores)
+## bench-trl: GRPO on CPU, reinforge vs TRL's GRPOTrainer, one paired seed with held-out evals every 2 steps (installs .[bench]; about 25 min on 2 cores)
 bench-trl: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python bench/grpo_vs_trl.py

@@ -36,19 +36,31 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    rendered with the same chat template (checked: identical token ids), and
    scored by the same reward function (reinforge's ``accuracy_reward``,
    math-verify, called from a TRL reward function).
-3. eval: ONE subprocess evaluates the untrained model, reinforge's final model
-   and TRL's final model with reinforge's own evaluator (HF engine, ModelWrapper,
-   ``simple_workflow``, ``accuracy_reward``) on the held-out
+3. eval: each side saves its policy after every ``--eval-every`` steps and the
+   last (the save time is not counted as training time); ONE subprocess then
+   evaluates the untrained model (first seed) and every saved model of both sides
+   with reinforge's own evaluator (HF engine, ModelWrapper, ``simple_workflow``,
+   ``accuracy_reward``) on all 274 held-out questions of
    ``examples/arithmetic/data/test.jsonl``: mean@k (k samples per question at the
-   training temperature) and greedy accuracy (temperature 0, one sample).
+   training temperature), and with ``--greedy`` also greedy accuracy.
+
+Seeds: ``--seeds N`` repeats all of that for seeds ``--seed`` .. ``--seed``+N-1.
+A seed sets both sides' prompt order (paired), sampling and initialisation; which
+side runs first alternates from seed to seed. After the last seed the script
+prints each side's final mean@k with its 95% t-interval over seeds, the paired
+difference's interval and the number of seeds its spread needs for an interval
+narrower than 0.06, and the *time to accuracy*: training wall time until held-out
+mean@k first reached ``--level`` (0.5), median over seeds, per side and as a ratio
+(a seed that never reached it counts as slower than any that did).
 
 Differences that remain (on purpose, each side's normal behaviour): reinforge's
 ``reward_std_filter`` drops groups whose rollouts all got the same reward before
 the update (their GRPO advantage is 0, so in TRL they add no gradient, only KL
-gradient when ``--kl-coef`` > 0, but count in the loss normaliser); reinforge takes the old log-probabilities from the
-sampler, TRL from the trainer (both on-policy, ratio ~1); reinforge's PPO loss has
-dual clip c=3, TRL's default has none (no effect at ratio ~1).
-``--no-std-filter`` removes the first difference.
+gradient when ``--kl-coef`` > 0, but count in the loss normaliser);
+reinforge's PPO loss has dual clip c=3, TRL's default has none (no effect at
+ratio 1). ``--no-std-filter`` removes the first difference; ``--old-logprobs
+sampler`` makes reinforge divide by its engine's log-probs as it did before
+session 7 (``bench/grpo_parity.py`` compares the pieces of one update).
 
 How samples are counted: one *rollout* is one sampled completion. Both sides
 sample prompts x rollouts completions per step and hand all of them to that
@@ -78,8 +90,10 @@ faster side.
 
 Run::
 
-    .venv/bin/python bench/grpo_vs_trl.py             # defaults, about 15 min on 2 cores
+    .venv/bin/python bench/grpo_vs_trl.py             # one seed, about 25 min on 2 cores
+    .venv/bin/python bench/grpo_vs_trl.py --seeds 3 --eval-every 4   # about 50 min
     .venv/bin/python bench/grpo_vs_trl.py --steps 2   # smoke run
+    .venv/bin/python bench/grpo_vs_trl.py --report runs/bench/grpo_vs_trl/results.json --level 0.45
     make bench-trl                                    # installs .[bench] (TRL) first
 
 Numbers on a shared machine move with other load: both sides run one after the
