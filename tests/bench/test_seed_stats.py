@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import statistics
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def stats() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("seed_stats", ROOT / "bench" / "seed_stats.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_interval_is_the_student_t_interval(stats: ModuleType) -> None:

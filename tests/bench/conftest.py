@@ -1,0 +1,33 @@
+"""The bench scripts are files, not a package: load them as modules for their tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    """bench/grpo_vs_trl.py"""
+    return _load("grpo_vs_trl")
+
+
+@pytest.fixture(scope="module")
+def stats() -> ModuleType:
+    """bench/seed_stats.py"""
+    return _load("seed_stats")
