@@ -149,3 +149,16 @@ def test_missing_log_probs_stale_are_refused_by_name(tiny_model_path, rollouts):
         ValueError, match=re.escape(f"experience {exps[2].eid} was sampled by model version 0")
     ):
         trainer.train_step(exps)
+
+
+def test_sft_asks_nothing_of_log_probs(tiny_model_path, rollouts, caplog):
+    """A loss without an importance ratio trains stale, log-prob-less experiences
+    without a warning or a refusal."""
+    trainer = _trainer(tiny_model_path, algorithm="sft", algorithm_args={})
+    trainer.train_step(copy.deepcopy(rollouts))  # the trainer is at version 1 now
+    exps = copy.deepcopy(rollouts)
+    for exp in exps:
+        exp.logprobs = None
+    with caplog.at_level(logging.WARNING, logger="reinforge.trainer.old_logprobs"):
+        metrics = trainer.train_step(exps)
+    assert "train/skipped" not in metrics and "log-probs" not in caplog.text

@@ -34,12 +34,18 @@ def _version(exp: Experience) -> int | None:
     return None if value is None else int(value)
 
 
-def trainer_rows(exps: Sequence[Experience], model_version: int, source: str) -> list[bool]:
+def trainer_rows(
+    exps: Sequence[Experience], model_version: int, source: str, needed: bool = True
+) -> list[bool]:
     """Per experience: True where π_old is the trainer's first-pass log-prob.
 
-    ``source`` is ``TrainerConfig.old_logprobs``. Raises ``ValueError`` naming the
-    experience when one has no sampled log-probs and was sampled by older weights.
+    ``source`` is ``TrainerConfig.old_logprobs``; ``needed`` False (a loss without an
+    importance ratio, e.g. SFT) asks nothing of the experiences. Raises ``ValueError``
+    naming the experience when one has no sampled log-probs and was sampled by older
+    weights.
     """
+    if not needed:
+        return [exp.logprobs is None or source == "trainer" for exp in exps]
     rows = []
     missing = 0
     for exp in exps:

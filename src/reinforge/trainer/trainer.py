@@ -33,6 +33,7 @@ from reinforge.algorithms import (
     kl_loss_term,
     resolve_algorithm,
 )
+from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES
 from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
 from reinforge.trainer.attention import pick_attention, use_attention
@@ -276,7 +277,8 @@ class Trainer:
         # the reference's forwards run before any policy forward: then their logits
         # never sit in memory beside the policy's gradients and autograd graph
         ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
-        own = trainer_rows(exps, self.model_version, self.cfg.old_logprobs)
+        needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
+        own = trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed)
         own_rows = [torch.tensor(own[i : i + len(mb)]) for i, mb in self._offsets(micro_batches)]
         olds: list[torch.Tensor] = []  # pi_old per micro-batch, fixed by the first pass
         done = 0

@@ -6,7 +6,11 @@ from reinforge.algorithms.policy_loss.opmd import opmd_policy_loss
 from reinforge.algorithms.policy_loss.ppo import ppo_policy_loss
 from reinforge.algorithms.policy_loss.sft import sft_loss
 
+#: registered losses that take no importance ratio (their ``old_logprobs`` is ignored)
+RATIO_FREE_LOSSES = frozenset({"sft", "opmd"})
+
 __all__ = [
+    "RATIO_FREE_LOSSES",
     "cispo_policy_loss",
     "gspo_policy_loss",
     "opmd_policy_loss",
