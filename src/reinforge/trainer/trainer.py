@@ -233,14 +233,6 @@ class Trainer:
             args.update(ref_logprobs=ref, kl_penalty=spec.kl_penalty, kl_coef=spec.kl_coef)
         return ADVANTAGE_FNS.get(spec.advantage_fn)(exps, **args)
 
-    @staticmethod
-    def _offsets(micro_batches: list[list[Experience]]) -> Iterator[tuple[int, list[Experience]]]:
-        """(index of its first experience in the step, micro-batch) for each micro-batch."""
-        start = 0
-        for mb in micro_batches:
-            yield start, mb
-            start += len(mb)
-
     def _micro_batches(self, exps: list[Experience]) -> Iterator[list[Experience]]:
         size = self.cfg.micro_batch_size
         for i in range(0, len(exps), size):
@@ -279,7 +271,7 @@ class Trainer:
         ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
         needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
         own = trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed)
-        own_rows = [torch.tensor(own[i : i + len(mb)]) for i, mb in self._offsets(micro_batches)]
+        own_rows = torch.tensor(own).split(self.cfg.micro_batch_size)  # as _micro_batches
         olds: list[torch.Tensor] = []  # pi_old per micro-batch, fixed by the first pass
         done = 0
         for epoch in range(self.cfg.update_epochs):
