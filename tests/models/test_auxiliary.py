@@ -22,6 +22,7 @@ from reinforge.models.auxiliary import (
     json_reply,
     pick_client,
 )
+from reinforge.models.auxiliary.judge import RETRY_TEMPERATURE
 from reinforge.models.auxiliary.model import AuxiliaryModel
 from reinforge.models.mock_engine import MockEngine
 
@@ -188,6 +189,57 @@ def test_json_schema_mode_sends_response_format():
         [], json_reply(Score), schema=Score
     )
     assert bodies[0]["response_format"]["json_schema"]["schema"]["properties"]["score"]
+
+
+def _completion(text: str):
+    class Message:
+        content = text
+
+    class Choice:
+        message = Message
+
+    class Completion:
+        choices = [Choice]
+
+    return Completion
+
+
+def test_ask_and_ask_async_retry_the_same_way():
+    """Greedy first, then the retry temperature, until a reply parses; a set temperature stays."""
+
+    def client(is_async: bool, bodies: list[dict]):
+        replies = iter(["no json", "still none", '{"score": 0.4}', '{"score": 0.9}'])
+
+        def create(**body):
+            bodies.append(body)
+            return _completion(next(replies))
+
+        async def create_async(**body):
+            return create(**body)
+
+        class Client:
+            class chat:
+                class completions:
+                    pass
+
+        Client.chat.completions.create = staticmethod(create_async if is_async else create)
+        return Client()
+
+    sync_bodies: list[dict] = []
+    verdict = Judge(client(False, sync_bodies), attempts=4).ask([], json_reply(Score))
+    async_bodies: list[dict] = []
+    judge = Judge(client(True, async_bodies), attempts=4)
+    async_verdict = asyncio.run(judge.ask_async([], json_reply(Score)))
+    for v, bodies in ((verdict, sync_bodies), (async_verdict, async_bodies)):
+        assert v.ok and v.value.score == 0.4 and v.attempts == 3
+        assert [b.get("temperature") for b in bodies] == [
+            None,
+            RETRY_TEMPERATURE,
+            RETRY_TEMPERATURE,
+        ]
+    warm: list[dict] = []
+    Judge(client(False, warm), attempts=2).ask([], json_reply(Score), temperature=0.3)
+    assert [b["temperature"] for b in warm] == [0.3, 0.3]
 
 
 def test_pick_client_by_name_index_and_errors():

@@ -19,7 +19,8 @@ from reinforge.workflows.envs.email import (
     generate_mailbox,
     split_queries,
 )
-from reinforge.workflows.envs.email.generate import INBOXES, PACKAGE_DATA
+from reinforge.workflows.envs.email.company import INBOXES
+from reinforge.workflows.envs.email.generate import PACKAGE_DATA
 
 EXAMPLE_DATA = Path(__file__).resolve().parents[2] / "examples" / "email_search" / "data"
 EMAILS, QUERIES = generate_mailbox(0)

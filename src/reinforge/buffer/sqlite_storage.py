@@ -54,22 +54,6 @@ experiences_table = Table(
     Column("data", LargeBinary, nullable=False),
 )
 
-_EXPERIENCE_COLUMNS = (
-    "uid",
-    "batch",
-    "task",
-    "run",
-    "step",
-    "reward",
-    "model_version",
-    "created",
-    "data",
-)
-_INSERT_EXPERIENCE = (
-    f"INSERT INTO experiences ({', '.join(_EXPERIENCE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_EXPERIENCE_COLUMNS))})"
-)
-
 task_results_table = Table(
     "task_results",
     metadata,
@@ -85,23 +69,6 @@ task_results_table = Table(
     Column("created", Float, nullable=False),
 )
 
-_TASK_RESULT_COLUMNS = (
-    "taskset",
-    "batch",
-    "task",
-    "status",
-    "error",
-    "attempts",
-    "num_experiences",
-    "elapsed",
-    "created",
-)
-_INSERT_TASK_RESULT = (
-    f"INSERT INTO task_results ({', '.join(_TASK_RESULT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_TASK_RESULT_COLUMNS))})"
-)
-_DELETE_TASK_RESULTS = "DELETE FROM task_results WHERE taskset = ? AND batch = ?"
-
 state_table = Table(
     "state",
     metadata,
@@ -109,10 +76,38 @@ state_table = Table(
     Column("value", Text, nullable=False),
     Column("updated", Float, nullable=False),
 )
-_UPSERT_STATE = (
-    "INSERT INTO state (key, value, updated) VALUES (?, ?, ?) "
-    "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated"
-)
+
+
+def _inserted_columns(table: Table) -> list[str]:
+    """The columns a new row of ``table`` gives values for: all but an autoincremented id."""
+    return [column.name for column in table.columns if column.autoincrement is not True]
+
+
+def _insert_sql(table: Table) -> str:
+    """``INSERT`` of one row of ``table`` with ``?`` placeholders, for DB-API ``executemany``.
+
+    The values go in the table's column order; the row tuples of ``write`` follow it.
+    """
+    columns = _inserted_columns(table)
+    return (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    )
+
+
+def _upsert_sql(table: Table) -> str:
+    """``_insert_sql`` that overwrites the row with the same primary key instead of failing."""
+    keys = [column.name for column in table.primary_key.columns]
+    updates = ", ".join(
+        f"{name} = excluded.{name}" for name in _inserted_columns(table) if name not in keys
+    )
+    return f"{_insert_sql(table)} ON CONFLICT({', '.join(keys)}) DO UPDATE SET {updates}"
+
+
+# Plain SQL for the write path (see ``SQLiteExperienceStorage.write``), from the tables above.
+_INSERT_EXPERIENCE = _insert_sql(experiences_table)
+_INSERT_TASK_RESULT = _insert_sql(task_results_table)
+_DELETE_TASK_RESULTS = f"DELETE FROM {task_results_table.name} WHERE taskset = ? AND batch = ?"
+_UPSERT_STATE = _upsert_sql(state_table)
 
 
 @dataclass
@@ -238,7 +233,7 @@ class SQLiteExperienceStorage:
             eid = exp.eid
             reward = exp.reward
             rows.append(
-                (
+                (  # experiences_table's columns, in order
                     eid.uid,
                     str(eid.batch),
                     str(eid.task),
@@ -334,6 +329,7 @@ class SQLiteExperienceStorage:
 
 
 def _record_rows(records: list[TaskRecord], now: float) -> list[tuple[Any, ...]]:
+    """``records`` as rows of ``_INSERT_TASK_RESULT`` (task_results_table's columns, in order)."""
     return [
         (
             rec.taskset,

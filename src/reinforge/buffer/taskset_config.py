@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from reinforge.core import FormatConfig, GenerationConfig
+from reinforge.core.strict_model import StrictModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class FormatSection(_Strict):
+class FormatSection(StrictModel):
     """Which row keys hold the prompt and the reference answer, plus prompt dressing."""
 
     prompt_key: str = "prompt"
@@ -32,7 +29,7 @@ class FormatSection(_Strict):
         return FormatConfig(**self.model_dump())
 
 
-class RolloutArgs(_Strict):
+class RolloutArgs(StrictModel):
     temperature: float = Field(1.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
     top_k: int = -1
@@ -46,7 +43,7 @@ class RolloutArgs(_Strict):
         return GenerationConfig(**self.model_dump())
 
 
-class ReasoningGymSource(_Strict):
+class ReasoningGymSource(StrictModel):
     """A procedurally generated taskset from the ``reasoning-gym`` package (offline)."""
 
     name: str
@@ -55,7 +52,7 @@ class ReasoningGymSource(_Strict):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
-class TasksetConfig(_Strict):
+class TasksetConfig(StrictModel):
     """One taskset: where rows come from and how each row becomes a Task."""
 
     name: str = "taskset"

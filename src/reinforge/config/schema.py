@@ -11,20 +11,17 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from reinforge.buffer.buffer_config import BufferConfig
+from reinforge.core.strict_model import StrictModel
 from reinforge.explorer.cluster_config import ClusterConfig
 from reinforge.explorer.explorer_config import ExplorerConfig
 from reinforge.models.model_config import ModelConfig
 from reinforge.trainer.trainer_config import TrainerConfig
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class SynchronizerConfig(_Strict):
+class SynchronizerConfig(StrictModel):
     """When and how new weights reach the inference engine."""
 
     sync_method: Literal["in_process", "checkpoint"] = Field(
@@ -37,7 +34,7 @@ class SynchronizerConfig(_Strict):
     )
 
 
-class CheckpointConfig(_Strict):
+class CheckpointConfig(StrictModel):
     save_interval: int | None = Field(
         10,
         ge=1,
@@ -47,14 +44,14 @@ class CheckpointConfig(_Strict):
     max_checkpoints_to_keep: int | None = Field(2, ge=1)
 
 
-class WandbConfig(_Strict):
+class WandbConfig(StrictModel):
     enabled: bool = False
     project: str | None = None
     entity: str | None = None
     mode: Literal["online", "offline"] = "offline"
 
 
-class MlflowConfig(_Strict):
+class MlflowConfig(StrictModel):
     enabled: bool = False
     tracking_uri: str | None = Field(
         None, description="default: RUN_DIR/mlruns (a local file store)"
@@ -62,7 +59,7 @@ class MlflowConfig(_Strict):
     experiment: str | None = None
 
 
-class MonitorConfig(_Strict):
+class MonitorConfig(StrictModel):
     progress: bool = True
     jsonl: bool = True
     tensorboard: bool = True
@@ -71,7 +68,7 @@ class MonitorConfig(_Strict):
     mlflow: MlflowConfig = Field(default_factory=MlflowConfig)
 
 
-class ReinforgeConfig(_Strict):
+class ReinforgeConfig(StrictModel):
     """A whole run."""
 
     project: str = "reinforge"

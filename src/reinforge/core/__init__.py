@@ -21,6 +21,7 @@ _EXPORTS = {
     "Registry": "reinforge.core.registry",
     "RegistryError": "reinforge.core.registry",
     "Step": "reinforge.core.episode",
+    "StrictModel": "reinforge.core.strict_model",
     "Task": "reinforge.core.task",
     "TerminationEvent": "reinforge.core.episode",
     "TerminationReason": "reinforge.core.episode",
@@ -38,6 +39,7 @@ __all__ = [
     "Registry",
     "RegistryError",
     "Step",
+    "StrictModel",
     "Task",
     "TerminationEvent",
     "TerminationReason",
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from reinforge.core.generation import FormatConfig, GenerationConfig
     from reinforge.core.model_output import ModelOutput
     from reinforge.core.registry import Registry, RegistryError
+    from reinforge.core.strict_model import StrictModel
     from reinforge.core.task import Task
 
 

@@ -6,7 +6,7 @@ import json
 import struct
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -15,9 +15,6 @@ import torch
 from reinforge.core.eid import EID
 
 TensorLike = torch.Tensor | Sequence[int] | Sequence[float] | np.ndarray
-
-_PER_TOKEN_FIELDS = ("logprobs", "action_mask", "token_level_reward", "advantages", "returns")
-_FLOAT_ARRAYS = ("logprobs", "token_level_reward", "advantages", "returns")
 
 
 def _length(t: torch.Tensor) -> int:
@@ -140,29 +137,12 @@ class Experience:
     # ---- serialisation -------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly dict (tensors become lists)."""
-
-        def lst(t: torch.Tensor | None) -> list | None:
-            return None if t is None else t.tolist()
-
-        return {
-            "eid": self.eid.uid,
-            "tokens": lst(self.tokens),
-            "prompt_length": self.prompt_length,
-            "logprobs": lst(self.logprobs),
-            "action_mask": [int(x) for x in self.action_mask.tolist()],
-            "reward": self.reward,
-            "token_level_reward": lst(self.token_level_reward),
-            "advantages": lst(self.advantages),
-            "returns": lst(self.returns),
-            "info": self.info,
-            "metrics": self.metrics,
-            "messages": self.messages,
-            "tools": self.tools,
-            "response_text": self.response_text,
-            "prompt_text": self.prompt_text,
-            "truncate_status": self.truncate_status,
-        }
+        """JSON-friendly dict (tensors become lists, the action mask 0/1)."""
+        data: dict[str, Any] = {"eid": self.eid.uid}
+        for name in _DICT_FIELDS:
+            value = getattr(self, name)
+            data[name] = _plain_list(value) if name in _ARRAY_FIELDS else value
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Experience:
@@ -176,26 +156,15 @@ class Experience:
 
     def to_bytes(self) -> bytes:
         """Compact binary form: a JSON header followed by raw little-endian arrays."""
-        tokens = self.tokens.numpy().astype("<i4", copy=False)
-        mask = self.action_mask.numpy().astype("u1", copy=False)
-        arrays: list[tuple[str, np.ndarray]] = [("tokens", tokens), ("action_mask", mask)]
-        for name in _FLOAT_ARRAYS:
+        arrays: list[tuple[str, np.ndarray]] = []
+        for name, (stored, _held) in _ARRAY_FIELDS.items():
             value = getattr(self, name)
             if value is not None:
-                arrays.append((name, value.numpy().astype("<f4", copy=False)))
-        header = {
-            "eid": self.eid.uid,
-            "prompt_length": self.prompt_length,
-            "reward": self.reward,
-            "info": self.info,
-            "metrics": self.metrics,
-            "messages": self.messages,
-            "tools": self.tools,
-            "response_text": self.response_text,
-            "prompt_text": self.prompt_text,
-            "truncate_status": self.truncate_status,
-            "arrays": [[name, arr.dtype.str, len(arr)] for name, arr in arrays],
-        }
+                arrays.append((name, value.numpy().astype(stored, copy=False)))
+        header: dict[str, Any] = {"eid": self.eid.uid}
+        for name in _HEADER_FIELDS:
+            header[name] = getattr(self, name)
+        header["arrays"] = [[name, arr.dtype.str, len(arr)] for name, arr in arrays]
         head = _HEADER_ENCODER.encode(header).encode()
         return b"".join([_HEAD_LEN.pack(len(head)), head, *(arr.tobytes() for _, arr in arrays)])
 
@@ -210,10 +179,41 @@ class Experience:
             offset += arr.nbytes
             # Convert straight into the dtype the field is kept in (one copy, and the
             # tensor owns writable memory rather than a view of the blob).
-            target = _STORED_DTYPES.get(name)
+            target = _HELD_DTYPES.get(name)
             kwargs[name] = torch.from_numpy(arr.copy() if target is None else arr.astype(target))
         kwargs["eid"] = EID.from_str(header.pop("eid"))
         return cls(**header, **kwargs)
+
+
+# ---- the field list of both serialisations -------------------------------------------
+
+#: The array fields, in the order ``to_bytes`` stores them after the header: name ->
+#: (dtype stored, numpy dtype ``__post_init__`` keeps the field in).
+_ARRAY_FIELDS: dict[str, tuple[str, Any]] = {
+    "tokens": ("<i4", np.int64),
+    "action_mask": ("u1", np.bool_),
+    "logprobs": ("<f4", np.float32),
+    "token_level_reward": ("<f4", np.float32),
+    "advantages": ("<f4", np.float32),
+    "returns": ("<f4", np.float32),
+}
+_HELD_DTYPES: dict[str, Any] = {name: held for name, (_stored, held) in _ARRAY_FIELDS.items()}
+#: Every field after ``eid`` (which both forms write first, as its uid), in the
+#: dataclass's order: what ``to_dict`` writes.
+_DICT_FIELDS = tuple(f.name for f in fields(Experience) if f.name != "eid")
+#: The fields ``to_bytes`` keeps in its JSON header (all but ``eid`` and the arrays).
+_HEADER_FIELDS = tuple(name for name in _DICT_FIELDS if name not in _ARRAY_FIELDS)
+#: The arrays that run along the response, checked against its length.
+_PER_TOKEN_FIELDS = tuple(
+    name for name in _DICT_FIELDS if name in _ARRAY_FIELDS and name != "tokens"
+)
+
+
+def _plain_list(value: torch.Tensor | None) -> list | None:
+    """A tensor as a JSON list; a bool mask becomes 0/1."""
+    if value is None:
+        return None
+    return (value.to(torch.uint8) if value.dtype == torch.bool else value).tolist()
 
 
 def _json_default(value: Any) -> Any:
@@ -229,9 +229,3 @@ def _json_default(value: Any) -> Any:
 # One encoder for every header (json.dumps with options builds a new one per call).
 _HEADER_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
 _HEAD_LEN = struct.Struct("<I")
-# numpy dtype each stored array is loaded into: what __post_init__ would convert to.
-_STORED_DTYPES: dict[str, Any] = {
-    "tokens": np.int64,
-    "action_mask": np.bool_,
-    **{name: np.float32 for name in _FLOAT_ARRAYS},
-}

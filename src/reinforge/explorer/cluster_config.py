@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from reinforge.core.strict_model import StrictModel
 
 
-class ClusterConfig(BaseModel):
+class ClusterConfig(StrictModel):
     """``backend: local`` runs everything in this process tree; ``ray`` places the
     explorer's runners and the vLLM replicas as Ray actors. The rest of the YAML and
     the workflows do not change."""
-
-    model_config = ConfigDict(extra="forbid")
 
     backend: Literal["local", "ray"] = "local"
     #: ``local`` starts a Ray instance for this run; anything else is passed to

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from reinforge.core.strict_model import StrictModel
 from reinforge.models.auxiliary.config import AuxiliaryModelConfig
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class RolloutModelConfig(_Strict):
+class RolloutModelConfig(StrictModel):
     """How the rollout model is presented to workflows (Trinity's ``explorer.rollout_model``)."""
 
     enable_history: bool = Field(
@@ -29,7 +26,7 @@ class RolloutModelConfig(_Strict):
     )
 
 
-class ExplorerConfig(_Strict):
+class ExplorerConfig(StrictModel):
     runner_concurrency: int = Field(16, ge=1, description="workflows running at once")
     max_timeout: float = Field(600.0, gt=0, description="seconds per task attempt")
     max_retry_times: int = Field(1, ge=0)

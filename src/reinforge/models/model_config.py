@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from reinforge.core.strict_model import StrictModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class HFEngineOptions(_Strict):
+class HFEngineOptions(StrictModel):
     device: str | None = None
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     max_batch_size: int = Field(64, ge=1)
@@ -23,7 +21,7 @@ class HFEngineOptions(_Strict):
     prefix_cache_tokens: int = Field(8192, ge=0)
 
 
-class MockEngineOptions(_Strict):
+class MockEngineOptions(StrictModel):
     policy: Literal["arithmetic", "echo"] | None = None
     replies: dict[str, str] | list[str] | None = None
     error_rate: float = Field(0.0, ge=0, le=1)
@@ -32,7 +30,7 @@ class MockEngineOptions(_Strict):
     tokenizer: Literal["bytes", "model"] = "bytes"
 
 
-class OpenAIEngineOptions(_Strict):
+class OpenAIEngineOptions(StrictModel):
     """A running OpenAI-compatible server (vLLM, SGLang, ``reinforge serve``) by URL."""
 
     #: one URL or several replicas of the same model, e.g. ``http://127.0.0.1:8000``
@@ -44,7 +42,7 @@ class OpenAIEngineOptions(_Strict):
     max_retries: int = Field(3, ge=0)
 
 
-class VLLMEngineOptions(_Strict):
+class VLLMEngineOptions(StrictModel):
     """vLLM servers that reinforge starts from the vLLM virtualenv and keeps in sync."""
 
     #: the vLLM venv's Python; default ``$REINFORGE_VLLM_PYTHON`` or ``.venv-vllm/bin/python``
@@ -73,7 +71,7 @@ class VLLMEngineOptions(_Strict):
         return self.python or os.environ.get("REINFORGE_VLLM_PYTHON") or ".venv-vllm/bin/python"
 
 
-class ModelConfig(_Strict):
+class ModelConfig(StrictModel):
     """The policy: which weights, which engine, how long its outputs may be."""
 
     model_path: str = "smollm2-135m-instruct"

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from reinforge.core.strict_model import StrictModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class LoraSettings(_Strict):
+class LoraSettings(StrictModel):
     enabled: bool = False
     r: int = Field(16, ge=1)
     alpha: float = Field(32.0, gt=0)
@@ -29,7 +27,7 @@ class LoraSettings(_Strict):
     )
 
 
-class TrainerConfig(_Strict):
+class TrainerConfig(StrictModel):
     algorithm: str = Field(
         "grpo",
         description="preset: grpo, dapo, gspo, rloo, reinforce_plus_plus, cispo, opmd, sft, "

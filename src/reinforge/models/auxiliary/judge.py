@@ -15,7 +15,7 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,11 +169,18 @@ class Judge:
         value, reply = hit
         return key, Verdict(value=value, ok=True, attempts=0, cached=True, reply=reply)
 
-    @staticmethod
-    def _retry_body(body: dict) -> dict:
-        if not body.get("temperature"):
-            return {**body, "temperature": RETRY_TEMPERATURE}
-        return body
+    def _attempts(self, body: dict, verdict: Verdict) -> Iterator[dict]:
+        """The retry loop of ``ask`` and ``ask_async``, which only send: the request of
+        each attempt (``body``, then ``body`` at a retry temperature after a failure)
+        until ``verdict`` succeeds or the judge's attempts run out."""
+        request = body
+        for attempt in range(1, self.attempts + 1):
+            verdict.attempts = attempt
+            yield request
+            if verdict.ok:
+                return
+            if not body.get("temperature"):
+                request = {**body, "temperature": RETRY_TEMPERATURE}
 
     @staticmethod
     def _accept(verdict: Verdict, completion: Any, parse: Callable[[str], Any]) -> None:
@@ -202,15 +209,12 @@ class Judge:
         key, hit = self._cached(body)
         if hit is not None:
             return hit
-        verdict, start, request = Verdict(), time.monotonic(), body
-        for attempt in range(1, self.attempts + 1):
-            verdict.attempts = attempt
+        verdict, start = Verdict(), time.monotonic()
+        for request in self._attempts(body, verdict):
             try:
                 self._accept(verdict, self.client.chat.completions.create(**request), parse)
-                break
             except Exception as exc:  # every failure is a verdict, not a crash
                 verdict.reason, verdict.error = _failure(exc)
-                request = self._retry_body(body)
         return self._finish(verdict, key, start)
 
     async def ask_async(
@@ -228,14 +232,11 @@ class Judge:
         key, hit = self._cached(body)
         if hit is not None:
             return hit
-        verdict, start, request = Verdict(), time.monotonic(), body
-        for attempt in range(1, self.attempts + 1):
-            verdict.attempts = attempt
+        verdict, start = Verdict(), time.monotonic()
+        for request in self._attempts(body, verdict):
             try:
                 completion = await self.async_client.chat.completions.create(**request)
                 self._accept(verdict, completion, parse)
-                break
-            except Exception as exc:
+            except Exception as exc:  # every failure is a verdict, not a crash
                 verdict.reason, verdict.error = _failure(exc)
-                request = self._retry_body(body)
         return self._finish(verdict, key, start)

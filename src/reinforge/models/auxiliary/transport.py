@@ -68,6 +68,15 @@ class RoundRobin:
         return request
 
 
+def _addressed(
+    request: httpx.Request, defaults: dict[str, Any], router: RoundRobin | None
+) -> httpx.Request:
+    """What both transports send: the request with the model's defaults, to the next of
+    its servers when it has a router."""
+    request = with_defaults(request, defaults)
+    return request if router is None else router.route(request)
+
+
 class LimitedTransport(httpx.BaseTransport):
     """Defaults, then at most ``limit`` requests at once (shared by every sync client)."""
 
@@ -81,9 +90,7 @@ class LimitedTransport(httpx.BaseTransport):
         self.inner, self.defaults, self.limit, self.router = inner, defaults, limit, router
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request = with_defaults(request, self.defaults)
-        if self.router is not None:
-            request = self.router.route(request)
+        request = _addressed(request, self.defaults, self.router)
         with self.limit:
             return self.inner.handle_request(request)
 
@@ -113,9 +120,7 @@ class AsyncLimitedTransport(httpx.AsyncBaseTransport):
         return sem
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        request = with_defaults(request, self.defaults)
-        if self.router is not None:
-            request = self.router.route(request)
+        request = _addressed(request, self.defaults, self.router)
         async with self._semaphore():
             return await self.inner.handle_async_request(request)
 
