@@ -75,7 +75,8 @@ def test_operators_run_in_order_and_metrics_merge() -> None:
         "pipeline/experiences_in": 2.0,
         "a/seen": 2.0,
         "b/seen": 2.0,
-        "shared": "b",  # later operators win on key clashes
+        "a/shared": "a",  # each operator's keys under its name: no clash
+        "b/shared": "b",
         "pipeline/experiences_out": 2.0,
         "pipeline/errors": 0.0,
         "pipeline/empty_batch": 0.0,
@@ -232,3 +233,26 @@ def test_from_operators_wraps_legacy_and_checks_names() -> None:
     assert isinstance(pipeline.operators[0], ExperienceOperatorV1)
     with pytest.raises(ValueError, match="1 names for 2 operators"):
         ExperiencePipeline.from_operators([RewardFilter(), RewardFilter()], names=["a"])
+
+
+class FilteredCount(ExperienceOperator):
+    """A Trinity-RFT style filter: drops rewards below ``threshold``, reports ``filtered_count``."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+
+    def process(self, exps):  # type: ignore[override]
+        kept = [e for e in exps if e.reward >= self.threshold]
+        return kept, {"filtered_count": len(exps) - len(kept)}
+
+
+def test_two_filters_reporting_the_same_key_keep_both_counts() -> None:
+    pipeline = ExperiencePipeline.from_operators(
+        [FilteredCount(0.5), FilteredCount(2.0)], names=["low_reward_filter", "high_bar_filter"]
+    )
+    exps = [make_exp(0, 1.0), make_exp(0, 0.0), make_exp(1, 0.0), make_exp(1, 3.0)]
+    out, metrics = pipeline.process_sync(exps)
+    assert [e.reward for e in out] == [3.0]
+    assert metrics["low_reward_filter/filtered_count"] == 2
+    assert metrics["high_bar_filter/filtered_count"] == 1
+    assert "filtered_count" not in metrics

@@ -35,3 +35,72 @@ def test_import_error_names_the_file_and_the_cause(tmp_path: Path) -> None:
         ConfigError, match=r"plugins\[0\]: importing .*broken.py' failed: ModuleNotFoundError"
     ):
         load_plugins(["broken.py"], str(tmp_path))
+
+
+def test_a_plugin_folder_imports_like_a_package(tmp_path: Path) -> None:
+    """Files copied from an upstream repository import their siblings."""
+    pkg = tmp_path / "countdown_plugins"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "prompts.py").write_text("SYSTEM = 'Reach the target.'\n")
+    (pkg / "scoring.py").write_text("def score(text):\n    return float('=' in text)\n")
+    (pkg / "workflow.py").write_text(
+        "from countdown_plugins.prompts import SYSTEM\n"
+        "from . import scoring\n"
+        "import prompts\n"  # a bare sibling import, as in a script folder
+        "from reinforge.trinity.common.workflows import Workflow\n\n"
+        "class CountdownPluginWorkflow(Workflow):\n"
+        "    system = SYSTEM\n"
+        "    def run(self):\n"
+        "        return []\n"
+    )
+    modules = load_plugins(["countdown_plugins"], str(tmp_path))
+    names = sorted(m.__name__ for m in modules)
+    assert names == [
+        "countdown_plugins",
+        "countdown_plugins.prompts",
+        "countdown_plugins.scoring",
+        "countdown_plugins.workflow",
+    ]
+    cls = WORKFLOWS.get("CountdownPluginWorkflow")  # no decorator: its class name
+    assert cls.__module__ == "countdown_plugins.workflow" and cls.system == "Reach the target."
+    assert WORKFLOWS.get("countdown_plugins.workflow.CountdownPluginWorkflow") is cls
+
+
+def test_an_undecorated_episode_workflow_is_named_by_its_class(tmp_path: Path) -> None:
+    (tmp_path / "solver_judge_plugin.py").write_text(
+        "from reinforge.rllm.workflows.workflow import Workflow\n\n"
+        "class SolverJudgePluginWorkflow(Workflow):\n"
+        "    async def run(self, task, uid, **kwargs):\n"
+        "        return None\n"
+    )
+    (module,) = load_plugins(["solver_judge_plugin.py"], str(tmp_path))
+    assert module.__name__ == "solver_judge_plugin"  # importable by name: dotted paths agree
+    adapter = WORKFLOWS.get("SolverJudgePluginWorkflow")
+    assert adapter.episode_workflow_cls is module.SolverJudgePluginWorkflow
+
+
+def test_a_taken_class_name_keeps_its_registration(tmp_path: Path) -> None:
+    from reinforge.workflows import Workflow
+
+    @WORKFLOWS.register_module("TakenWorkflowName", force=True)
+    class Registered(Workflow):
+        pass
+
+    (tmp_path / "shadow.py").write_text(
+        "from reinforge.workflows import Workflow\n\n"
+        "class TakenWorkflowName(Workflow):\n"
+        "    def run(self):\n"
+        "        return []\n"
+    )
+    (module,) = load_plugins(["shadow.py"], str(tmp_path))
+    assert WORKFLOWS.get("TakenWorkflowName") is Registered
+    assert WORKFLOWS.get("shadow.TakenWorkflowName") is module.TakenWorkflowName
+
+
+def test_a_failing_sibling_import_names_the_entry(tmp_path: Path) -> None:
+    pkg = tmp_path / "broken_pkg"
+    pkg.mkdir()
+    (pkg / "wf.py").write_text("from broken_pkg import missing_sibling\n")
+    with pytest.raises(ConfigError, match=r"plugins\[0\]: importing .*broken_pkg' failed"):
+        load_plugins(["broken_pkg"], str(tmp_path))

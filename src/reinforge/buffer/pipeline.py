@@ -3,8 +3,10 @@
 Between the explorer and the trainer every explore step's experiences pass through
 the pipeline: filters drop rollouts, mappers re-score or annotate them, and
 ``group_advantage`` may compute advantages. Operators' metrics are merged into one
-dict (a later operator's key overwrites an earlier one's; built-in keys are
-namespaced by operator name, so only the same operator used twice collides).
+dict, each key under its operator's name (``reward_filter/filtered_count``), so two
+operators reporting the same key do not overwrite each other; keys that already
+start with the name (the built-ins') are kept as they are. Only the same operator
+used twice collides.
 
 Fault policy (``on_error``):
 
@@ -75,6 +77,12 @@ def _checked_result(result: Any) -> tuple[list[Experience], dict[str, Any]]:
     if metrics is not None and not isinstance(metrics, Mapping):
         raise TypeError(f"process() returned metrics as {type(metrics).__name__}, not dict")
     return exps, dict(metrics or {})
+
+
+def namespaced(name: str, op_metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``op_metrics`` with each key under ``name/`` (unless it already is)."""
+    prefix = f"{name}/"
+    return {(k if k.startswith(prefix) else prefix + k): v for k, v in op_metrics.items()}
 
 
 class ExperiencePipeline:
@@ -166,7 +174,7 @@ class ExperiencePipeline:
                 self.last_errors.append(f"{name}: {_describe(exc)}")
                 logger.warning("experience operator '%s' failed; skipped", name, exc_info=True)
                 continue
-            metrics.update(op_metrics)
+            metrics.update(namespaced(name, op_metrics))
         metrics["pipeline/experiences_out"] = float(len(batch))
         metrics["pipeline/errors"] = float(len(self.last_errors))
         metrics["pipeline/empty_batch"] = float(not batch)

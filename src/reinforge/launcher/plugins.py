@@ -1,14 +1,25 @@
-"""User code named in a config: Python files imported before the run starts.
+"""User code named in a config: Python files and folders imported before the run starts.
 
 A workflow, reward function or operator written for a project lives in the user's
-own file; importing it runs its ``@WORKFLOWS.register_module(...)`` decorators, so
-the config can name it like a built-in. ``plugins`` entries are files or folders
-(every ``*.py`` in them), relative to the config file.
+own files; importing them runs their ``@WORKFLOWS.register_module(...)`` decorators,
+so the config can name them like built-ins. ``plugins`` entries are files or folders,
+relative to the config file.
+
+A folder imports like a package: its parent folder goes on ``sys.path`` and the
+folder is imported by its own name, then each of its ``*.py`` files as a submodule
+(``my_plugins.rewards``), so a file can import a sibling (``from my_plugins import
+helpers`` or ``from . import helpers``); the folder itself goes on ``sys.path`` too,
+for code that imports a sibling by its bare name (``import helpers``). A file is
+imported by its name with its folder on ``sys.path``, so ``plugin.MyReward`` names
+the same module the plugin loaded. A name already taken by another module falls back
+to a private one. Workflow classes without a ``register_module`` decorator are then
+registered under their class names (``plugin_registration``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import sys
 import traceback
@@ -16,16 +27,42 @@ from pathlib import Path
 from types import ModuleType
 
 from reinforge.config import ConfigError
+from reinforge.launcher.plugin_registration import register_plugin_workflows
 
 
-def _module_name(path: Path) -> str:
+def _private_name(path: Path) -> str:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
     return f"reinforge_plugin_{path.stem}_{digest}"
 
 
-def load_plugin_file(path: Path) -> ModuleType:
-    """Import one file once per process (a second call returns the same module)."""
-    name = _module_name(path.resolve())
+def _loaded_from(path: Path) -> ModuleType | None:
+    """The module already imported from ``path``, if any."""
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve() == path:
+            return module
+    return None
+
+
+def _on_sys_path(folder: Path) -> None:
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+
+def _import_by_name(name: str, path: Path) -> ModuleType | None:
+    """``import name`` when that resolves to ``path``; None when the name belongs to another."""
+    existing = sys.modules.get(name)
+    if existing is not None:
+        file = getattr(existing, "__file__", None)
+        return existing if file and Path(file).resolve() == path else None
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None or Path(spec.origin).resolve() != path:
+        return None
+    return importlib.import_module(name)
+
+
+def _import_private(path: Path) -> ModuleType:
+    name = _private_name(path)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
@@ -41,26 +78,62 @@ def load_plugin_file(path: Path) -> ModuleType:
     return module
 
 
+def load_plugin_file(path: Path) -> ModuleType:
+    """Import one file once per process (a second call returns the same module)."""
+    path = path.resolve()
+    module = _loaded_from(path)
+    if module is not None:
+        return module
+    _on_sys_path(path.parent)
+    return _import_by_name(path.stem, path) or _import_private(path)
+
+
+def load_plugin_folder(folder: Path) -> list[ModuleType]:
+    """Import ``folder`` as a package, then each of its ``*.py`` files as a submodule."""
+    folder = folder.resolve()
+    _on_sys_path(folder.parent)
+    _on_sys_path(folder)
+    package = folder.name
+    init = folder / "__init__.py"
+    if not package.isidentifier() or (
+        package in sys.modules and not _same_package(sys.modules[package], folder)
+    ):
+        return [load_plugin_file(f) for f in sorted(folder.glob("*.py"))]
+    modules = [importlib.import_module(package)] if init.is_file() else []
+    for file in sorted(folder.glob("*.py")):
+        if file.name != "__init__.py":
+            modules.append(
+                _loaded_from(file.resolve()) or importlib.import_module(f"{package}.{file.stem}")
+            )
+    return modules
+
+
+def _same_package(module: ModuleType, folder: Path) -> bool:
+    paths = [Path(p).resolve() for p in getattr(module, "__path__", [])]
+    return folder in paths
+
+
 def load_plugins(entries: list[str], config_dir: str | None) -> list[ModuleType]:
+    """Import every ``plugins`` entry; a failure is a ``ConfigError`` naming the entry."""
     base = Path(config_dir) if config_dir else Path.cwd()
-    modules = []
+    modules: list[ModuleType] = []
     for i, entry in enumerate(entries):
         path = Path(entry).expanduser()
         if not path.is_absolute():
             path = base / path
-        if path.is_dir():
-            files = sorted(path.glob("*.py"))
-        elif path.is_file() and path.suffix == ".py":
-            files = [path]
-        else:
+        if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
             raise ConfigError(f"plugins[{i}]: '{path}' is not a .py file or a folder")
-        for file in files:
-            try:
-                modules.append(load_plugin_file(file))
-            except Exception as exc:
-                tb = traceback.format_exception(exc)[-3:]
-                raise ConfigError(
-                    f"plugins[{i}]: importing '{file}' failed: {type(exc).__name__}: {exc}\n"
-                    + "".join(tb)
-                ) from exc
+        try:
+            loaded = load_plugin_folder(path) if path.is_dir() else [load_plugin_file(path)]
+        except Exception as exc:
+            tb = traceback.format_exception(exc)[-3:]
+            raise ConfigError(
+                f"plugins[{i}]: importing '{path}' failed: {type(exc).__name__}: {exc}\n"
+                + "".join(tb)
+            ) from exc
+        try:
+            register_plugin_workflows(loaded)
+        except ValueError as exc:
+            raise ConfigError(f"plugins[{i}] ('{entry}'): {exc}") from exc
+        modules.extend(loaded)
     return modules

@@ -2,7 +2,8 @@
 
 Importing this package registers the built-ins: ``accuracy_reward``,
 ``format_reward``, ``math_reward``, ``math_boxed_reward``, ``countdown_reward``
-and ``reasoning_gym_reward``.
+and ``reasoning_gym_reward``; Trinity-RFT's classes (``MathBoxedRewardFn``...) add
+``math_dapo_reward`` and ``rm_gallery_reward``.
 """
 
 from reinforge.rewards.accuracy_reward import AccuracyReward
@@ -15,19 +16,35 @@ from reinforge.rewards.math_reward import MathReward
 from reinforge.rewards.reasoning_gym_reward import ReasoningGymReward
 from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn
 from reinforge.rewards.timeout import call_with_timeout
+from reinforge.rewards.trinity_style import (
+    CountDownRewardFn,
+    MathBoxedRewardFn,
+    MathDAPORewardFn,
+    MathRewardFn,
+    RMGalleryFn,
+    TrinityAccuracyReward,
+    TrinityFormatReward,
+)
 from reinforge.rewards.worker_pool import RewardWorkerCrashed
 
 __all__ = [
     "REWARD_FUNCTIONS",
     "AccuracyReward",
     "CallOutcome",
+    "CountDownRewardFn",
     "CountdownReward",
     "FormatReward",
     "MathBoxedReward",
+    "MathBoxedRewardFn",
+    "MathDAPORewardFn",
     "MathReward",
+    "MathRewardFn",
+    "RMGalleryFn",
     "ReasoningGymReward",
     "RewardFn",
     "RewardWorkerCrashed",
+    "TrinityAccuracyReward",
+    "TrinityFormatReward",
     "call_with_timeout",
     "extract_answer",
     "last_boxed",

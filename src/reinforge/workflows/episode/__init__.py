@@ -34,6 +34,7 @@ from reinforge.workflows.episode.conversion import (
 from reinforge.workflows.episode.env import BaseEnv
 from reinforge.workflows.episode.reward_adjust import discounted_returns, reward_bonus
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine, RolloutEngine
+from reinforge.workflows.episode.timing import TimingTrackingMixin
 from reinforge.workflows.episode.workflow import EpisodeWorkflow, Workflow
 from reinforge.workflows.workflow import WORKFLOWS
 
@@ -52,6 +53,7 @@ __all__ = [
     "Step",
     "TerminationEvent",
     "TerminationReason",
+    "TimingTrackingMixin",
     "Trajectory",
     "Workflow",
     "adapter_for",

@@ -18,7 +18,9 @@ Taskset ``workflow_args`` become the episode workflow's constructor arguments
 (``timeout``, ``gamma``, ``reward_bonus_coeff``, anything the subclass takes), except
 two reserved keys: ``conversion`` (``ConversionOptions`` fields) and
 ``rollout_engine_args`` (``ModelWrapperEngine`` options such as
-``max_prompt_length``). The task's ``rollout_args`` are the default sampling
+``max_prompt_length``). A string given for an argument that takes a callable
+(``reward_function: my_pkg.rewards.f`` or a registered reward name) is resolved to
+that callable first (``callable_args``). The task's ``rollout_args`` are the default sampling
 arguments; with a ``seed``, rollout ``i`` samples with ``seed + i`` so that the
 rollouts of a group differ.
 """
@@ -32,6 +34,7 @@ from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.core.episode import Episode, TerminationReason
+from reinforge.workflows.episode.callable_args import resolve_callable_args
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
 from reinforge.workflows.episode.workflow import EpisodeWorkflow
@@ -58,7 +61,7 @@ class EpisodeWorkflowAdapter(Workflow):
             self.episode_workflow_cls.conversion_options, args.pop("conversion", None)
         )
         self.engine_args: dict[str, Any] = dict(args.pop("rollout_engine_args", None) or {})
-        self.workflow_kwargs = args
+        self.workflow_kwargs = resolve_callable_args(self.episode_workflow_cls, args)
         self.sampling = model.rollout_kwargs(task.rollout_args)
         self.sampling.pop("n", None)
         self.episodes: list[Episode] = []

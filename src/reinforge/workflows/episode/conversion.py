@@ -15,8 +15,9 @@ One ``Experience`` per step that recorded a model call, in trajectory order:
 * ``info``: ``episode_id``, ``termination_reason``, ``is_correct``,
   ``trajectory_name``/``_index``/``_uid``, ``trajectory_reward``, ``step_index`` (in
   its trajectory), ``step_reward``, ``num_steps``, ``done``, ``finish_reason``,
-  ``model_version`` (when the step knows it), ``masked``, and ``error`` for an
-  episode that ended in an exception.
+  ``model_version`` (when the step knows it), ``masked``, ``error`` for an
+  episode that ended in an exception, and ``timing`` / ``step_timing`` when the
+  episode and step carry ``info["timing"]`` (``TimingTrackingMixin``).
 * ``metrics``: the episode's numeric metrics, plus ``accuracy`` = ``is_correct``
   (so explore/eval accuracy is episode correctness) unless ``accuracy_metric=False``.
 
@@ -195,6 +196,10 @@ def episode_to_experiences(
                 reward = None
             if error is not None:
                 info["error"] = error
+            if "timing" in episode.info:  # TimingTrackingMixin's, stored with the experience
+                info["timing"] = episode.info["timing"]
+            if "timing" in step.info:
+                info["step_timing"] = step.info["timing"]
             eid = EID(task=task_id, run=run, step=position)
             exps.append(_step_experience(step, reward, eid, info, dict(metrics)))
             position += 1

@@ -1,0 +1,179 @@
+"""Rewrites Trinity-RFT and rLLM imports to reinforge's mirror packages, one file at a time.
+
+Only import statements change: ``from trinity.X import ...`` becomes
+``from reinforge.trinity.X import ...`` (and ``rllm.`` likewise) when reinforge has a
+module at that path; strings, comments and every other line stay as they were. Import
+statements are found with the tokenizer, so a docstring that shows an import is not
+rewritten. What cannot be mapped (a module without a mirror, a name the mirror does not
+export) is reported with its line and left unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+#: upstream top-level package -> its mirror under reinforge
+MIRRORS = {"trinity": "reinforge.trinity", "rllm": "reinforge.rllm"}
+
+_PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/reinforge
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """An import ``reinforge migrate`` could not (fully) carry over."""
+
+    line: int
+    module: str
+    reason: str
+
+
+@dataclass
+class RewriteResult:
+    """A file's text before and after, and what was left for a hand edit."""
+
+    old: str
+    new: str
+    unmapped: list[Unmapped] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+
+def _mirror_path(module: str) -> Path | None:
+    """The file of reinforge module ``module`` (a package's ``__init__.py``), or None."""
+    rel = Path(*module.split(".")[1:])
+    for candidate in (
+        (_PACKAGE_ROOT / rel).with_suffix(".py"),
+        _PACKAGE_ROOT / rel / "__init__.py",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def _exported_names(module: str) -> frozenset[str] | None:
+    """The mirror module's ``__all__`` plus its submodules; None when it has no ``__all__``."""
+    path = _mirror_path(module)
+    if path is None:
+        return None
+    names: set[str] = set()
+    found = False
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            names.update(ast.literal_eval(node.value))
+            found = True
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+    if path.name == "__init__.py":
+        names.update(p.stem for p in path.parent.glob("*.py") if p.stem != "__init__")
+        names.update(p.parent.name for p in path.parent.glob("*/__init__.py"))
+    return frozenset(names) if found or names else None
+
+
+def _root(module: str) -> str:
+    return module.split(".", 1)[0]
+
+
+def _import_statements(text: str) -> list[tuple[int, int, int]]:
+    """(first row, last row, column) of each import statement, from the tokenizer."""
+    statements: list[tuple[int, int, int]] = []
+    first: tokenize.TokenInfo | None = None
+    skip = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if (
+                first is not None
+                and first.type == tokenize.NAME
+                and first.string in ("import", "from")
+            ):
+                statements.append((first.start[0], token.start[0], first.start[1]))
+            first = None
+        elif first is None and token.type not in skip:
+            first = token
+        elif token.type == tokenize.OP and token.string == ";":
+            first = None  # ``x = 1; import y`` is left alone: not a line-leading import
+    return statements
+
+
+def _rewrite_from(line: str, col: int, module: str) -> str:
+    pattern = re.compile(r"(from\s+)" + re.escape(module) + r"(?=[\s(])")
+    head, tail = line[:col], line[col:]
+    return head + pattern.sub(lambda m: m.group(1) + f"reinforge.{module}", tail, count=1)
+
+
+def rewrite_source(text: str) -> RewriteResult:
+    """``text`` with its Trinity-RFT / rLLM imports pointed at reinforge's mirrors."""
+    lines = text.splitlines(keepends=True)
+    result = RewriteResult(old=text, new=text)
+    for first, last, col in _import_statements(text):
+        source = "".join(lines[first - 1 : last])[col:]
+        try:
+            statement = ast.parse(source).body[0]
+        except (SyntaxError, IndexError):
+            continue
+        if isinstance(statement, ast.ImportFrom):
+            if statement.level or not statement.module or _root(statement.module) not in MIRRORS:
+                continue
+            target = f"reinforge.{statement.module}"
+            if _mirror_path(target) is None:
+                result.unmapped.append(
+                    Unmapped(first, statement.module, f"no module {target} in reinforge")
+                )
+                continue
+            exported = _exported_names(target)
+            for alias in statement.names:
+                if exported is not None and alias.name != "*" and alias.name not in exported:
+                    result.unmapped.append(
+                        Unmapped(first, statement.module, f"{target} has no '{alias.name}'")
+                    )
+            lines[first - 1] = _rewrite_from(lines[first - 1], col, statement.module)
+        elif isinstance(statement, ast.Import):
+            _rewrite_import(statement, lines, first, last, col, result)
+    result.new = "".join(lines)
+    return result
+
+
+def _rewrite_import(
+    statement: ast.Import, lines: list[str], first: int, last: int, col: int, result: RewriteResult
+) -> None:
+    """``import trinity.X [as y]``: the mirror path; a plain one also binds ``trinity``."""
+    upstream = [a for a in statement.names if _root(a.name) in MIRRORS]
+    if not upstream:
+        return
+    missing = [a.name for a in upstream if _mirror_path(f"reinforge.{a.name}") is None]
+    for name in missing:
+        result.unmapped.append(Unmapped(first, name, f"no module reinforge.{name} in reinforge"))
+    if missing:
+        return
+    if first != last or len(statement.names) != 1:
+        result.unmapped.append(
+            Unmapped(first, upstream[0].name, "multi-name or multi-line 'import': edit by hand")
+        )
+        return
+    alias = statement.names[0]
+    line = lines[first - 1]
+    head, tail = line[:col], line[col:]
+    replacement = f"import reinforge.{alias.name}"
+    if alias.asname is None:  # keep the name ``trinity`` / ``rllm`` bound, as before
+        replacement = f"from reinforge import {_root(alias.name)}; {replacement}"
+    tail = re.sub(
+        r"import\s+" + re.escape(alias.name) + r"\b", lambda _: replacement, tail, count=1
+    )
+    lines[first - 1] = head + tail
+
+
+def python_files(path: Path) -> list[Path]:
+    """``path`` itself, or every ``*.py`` under it (sorted)."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.py") if p.is_file())
+    return [path]

@@ -1,0 +1,61 @@
+"""``reinforge migrate PATH``: point a file's or folder's Trinity-RFT / rLLM imports at reinforge."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reinforge.cli.import_rewriter import python_files, rewrite_source
+
+
+def migrate(
+    path: Annotated[Path, typer.Argument(help="A .py file or a folder (every *.py under it).")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print a diff; change no file.")
+    ] = False,
+) -> None:
+    """Rewrite ``trinity.`` / ``rllm.`` imports to ``reinforge.trinity.`` / ``reinforge.rllm.``.
+
+    Only import statements change. Each import that cannot be mapped (no reinforge
+    module at that path, or a name it does not export) is listed as FILE:LINE and left
+    as it was; the command then exits with status 1.
+    """
+    if not path.exists():
+        typer.echo(f"error: {path} does not exist", err=True)
+        raise typer.Exit(2)
+    changed = unmapped = 0
+    for file in python_files(path):
+        try:
+            text = file.read_text(encoding="utf-8")
+            result = rewrite_source(text)
+        except (UnicodeDecodeError, SyntaxError) as exc:
+            typer.echo(f"{file}: skipped, cannot be read as Python: {exc}", err=True)
+            continue
+        for item in result.unmapped:
+            typer.echo(f"{file}:{item.line}: cannot map '{item.module}': {item.reason}", err=True)
+        unmapped += len(result.unmapped)
+        if not result.changed:
+            continue
+        changed += 1
+        if dry_run:
+            diff = difflib.unified_diff(
+                result.old.splitlines(keepends=True),
+                result.new.splitlines(keepends=True),
+                fromfile=str(file),
+                tofile=str(file),
+            )
+            typer.echo("".join(diff), nl=False)
+        else:
+            file.write_text(result.new, encoding="utf-8")
+    verb = "would change" if dry_run else "changed"
+    typer.echo(f"{verb} {changed} file(s); {unmapped} import(s) could not be mapped", err=True)
+    if unmapped:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command of this module to ``app``."""
+    app.command()(migrate)

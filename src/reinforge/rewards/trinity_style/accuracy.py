@@ -1,0 +1,61 @@
+"""Trinity-RFT's ``AccuracyReward``: ``(response, prompt=None, truth=None) -> {"accuracy"}``."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from math_verify import verify
+
+from reinforge.rewards.math_check import match_score, parse_answer
+from reinforge.rewards.reward_fn import RewardFn
+
+logger = logging.getLogger(__name__)
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>")
+
+
+def simple_answer_parser(response: str) -> list[Any]:
+    """The parsed answer of ``response``: its first ``<answer>...</answer>`` (on one line),
+    else the whole text, read by math-verify."""
+    tagged = _ANSWER_TAG.search(response)
+    return parse_answer(tagged.group(1) if tagged else response)
+
+
+class TrinityAccuracyReward(RewardFn):
+    """1.0 when the response's answer equals ``truth`` (math-verify), else 0.0.
+
+    Without ``answer_parser`` math-verify finds the answer in the whole response (a
+    ``\\boxed{}`` first), checked in a worker under ``timeout``. With one, both the
+    response and the truth go through the parser and the parsed values are compared
+    in-process, as Trinity-RFT does; a comparison that raises scores 0.0.
+    """
+
+    def __init__(
+        self,
+        answer_parser: Callable[[str], Any] | None = None,
+        timeout: float | None = 5.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.answer_parser = answer_parser
+        self.timeout = timeout
+
+    def __call__(  # type: ignore[override]
+        self, response: str, prompt: str | None = None, truth: str | None = None, **kwargs: Any
+    ) -> dict[str, float]:
+        if truth is None or not response:
+            return {"accuracy": 0.0}
+        if self.answer_parser is None:
+            score = match_score(
+                str(truth), response, prediction_is_answer=False, timeout=self.timeout
+            )
+            return {"accuracy": score}
+        try:
+            score = float(verify(self.answer_parser(str(truth)), self.answer_parser(response)))
+        except Exception as exc:  # a parser or a comparison failing is a wrong answer
+            logger.info("answer check failed (%s); scored 0", exc)
+            score = 0.0
+        return {"accuracy": score}

@@ -1,0 +1,5 @@
+"""Mirror of ``rllm.environments``."""
+
+from reinforge.workflows.episode import BaseEnv
+
+__all__ = ["BaseEnv"]

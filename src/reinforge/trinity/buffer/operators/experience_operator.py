@@ -1,0 +1,9 @@
+"""Mirror of ``trinity.buffer.operators.experience_operator``."""
+
+from reinforge.buffer.operators import (
+    EXPERIENCE_OPERATORS,
+    ExperienceOperator,
+    ExperienceOperatorV1,
+)
+
+__all__ = ["EXPERIENCE_OPERATORS", "ExperienceOperator", "ExperienceOperatorV1"]

@@ -1,0 +1,5 @@
+"""Mirror of ``trinity.common.models.model``: ``ModelWrapper``."""
+
+from reinforge.models import ModelWrapper
+
+__all__ = ["ModelWrapper"]

@@ -1,0 +1,26 @@
+"""Mirror of ``trinity.common.workflows.workflow``."""
+
+from reinforge.core import Experience, Task
+from reinforge.models import ModelWrapper
+from reinforge.workflows import (
+    WORKFLOWS,
+    AsyncSimpleWorkflow,
+    BaseSimpleWorkflow,
+    MathWorkflow,
+    MultiTurnWorkflow,
+    SimpleWorkflow,
+    Workflow,
+)
+
+__all__ = [
+    "WORKFLOWS",
+    "AsyncSimpleWorkflow",
+    "BaseSimpleWorkflow",
+    "Experience",
+    "MathWorkflow",
+    "ModelWrapper",
+    "MultiTurnWorkflow",
+    "SimpleWorkflow",
+    "Task",
+    "Workflow",
+]

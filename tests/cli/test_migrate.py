@@ -1,0 +1,105 @@
+"""``reinforge migrate``: Trinity-RFT / rLLM imports rewritten to reinforge's mirrors."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from reinforge.cli.main import app
+
+TRINITY_FILE = '''"""A reward filter, as written for Trinity-RFT.
+
+    from trinity.common.experience import Experience   (a docstring: left alone)
+"""
+from typing import List, Tuple
+
+import numpy as np
+
+from trinity.buffer.operators import ExperienceOperator
+from trinity.common.experience import Experience, group_by  # trinity.common stays here
+from trinity.common.rewards.math_reward import (
+    MathBoxedRewardFn,
+)
+from trinity.common.models.vllm_model import vLLMRolloutModel
+import trinity.utils.log as log
+import trinity.common.workflows
+
+TRINITY_NAME = "trinity.common.experience"
+
+
+class SpreadFilter(ExperienceOperator):
+    def process(self, exps: List[Experience]) -> Tuple[List[Experience], dict]:
+        kept = [e for g in group_by(exps, id_type="task").values() if np.std([x.reward for x in g]) > 0 for e in g]
+        return kept, {"filtered_count": len(exps) - len(kept)}
+'''
+
+RLLM_FILE = """from rllm.agents.agent import Episode, Trajectory
+from rllm.engine.rollout import ModelOutput, RolloutEngine
+from rllm.workflows.workflow import TerminationEvent, TerminationReason, Workflow
+from rllm.workflows import TimingTrackingMixin
+from rllm.environments.base.base_env import BaseEnv
+from rllm.rewards.reward_fn import math_reward_fn
+"""
+
+
+def test_dry_run_prints_a_diff_and_reports_what_it_cannot_map(tmp_path: Path) -> None:
+    path = tmp_path / "my_filter.py"
+    path.write_text(TRINITY_FILE)
+    result = CliRunner().invoke(app, ["migrate", str(path), "--dry-run"])
+    assert result.exit_code == 1  # one import has no mirror
+    assert path.read_text() == TRINITY_FILE  # a dry run changes nothing
+    assert "+from reinforge.trinity.buffer.operators import ExperienceOperator" in result.stdout
+    assert f"{path}:14: cannot map 'trinity.common.models.vllm_model'" in result.stderr
+
+
+def test_migrated_file_imports_and_keeps_strings_and_comments(tmp_path: Path) -> None:
+    path = tmp_path / "my_filter.py"
+    path.write_text(TRINITY_FILE.replace(
+        "from trinity.common.models.vllm_model import vLLMRolloutModel\n", ""
+    ))  # fmt: skip
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    assert "    from trinity.common.experience import Experience   (a docstring" in text
+    assert "group_by  # trinity.common stays here" in text
+    assert 'TRINITY_NAME = "trinity.common.experience"' in text
+    assert "from reinforge.trinity.common.rewards.math_reward import (\n" in text
+    assert "import reinforge.trinity.utils.log as log\n" in text
+    assert "from reinforge import trinity; import reinforge.trinity.common.workflows\n" in text
+
+    spec = importlib.util.spec_from_file_location("migrated_filter", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["migrated_filter"] = module
+    spec.loader.exec_module(module)
+    assert module.trinity.common.workflows.WORKFLOWS is not None
+    assert module.log.get_logger("x").name == "x"
+
+
+def test_rllm_imports_and_a_name_the_mirror_lacks(tmp_path: Path) -> None:
+    path = tmp_path / "solver_judge.py"
+    path.write_text(RLLM_FILE + "from rllm.agents.agent import NoSuchThing\n")
+    result = CliRunner().invoke(app, ["migrate", str(path)])
+    assert result.exit_code == 1
+    text = path.read_text()
+    for line in (
+        "from reinforge.rllm.agents.agent import Episode, Trajectory",
+        "from reinforge.rllm.engine.rollout import ModelOutput, RolloutEngine",
+        "from reinforge.rllm.workflows.workflow import TerminationEvent",
+        "from reinforge.rllm.workflows import TimingTrackingMixin",
+        "from reinforge.rllm.environments.base.base_env import BaseEnv",
+        "from rllm.rewards.reward_fn import math_reward_fn",  # no mirror: unchanged
+    ):
+        assert line in text
+    assert f"{path}:6: cannot map 'rllm.rewards.reward_fn'" in result.stderr
+    assert (
+        f"{path}:7: cannot map 'rllm.agents.agent': reinforge.rllm.agents.agent has no 'NoSuchThing'"
+        in result.stderr
+    )
+
+
+def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "does not exist" in result.stderr

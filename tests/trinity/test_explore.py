@@ -1,0 +1,71 @@
+"""A Trinity-RFT reward and workflow module, imports changed, run by ``reinforge explore``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from reinforge.cli.main import app
+
+PLUGIN = '''
+from reinforge.trinity.common.rewards import MathBoxedRewardFn
+from reinforge.trinity.common.workflows import WORKFLOWS, SimpleWorkflow
+from reinforge.trinity.utils.log import get_logger
+
+logger = get_logger(__name__)
+
+
+@WORKFLOWS.register_module("boxed_with_think_penalty")
+class BoxedWithThinkPenalty(SimpleWorkflow):
+    """Scores each reply with MathBoxedRewardFn and with_think, as Trinity's math workflows do."""
+
+    def run(self):
+        responses = self.model.chat(self.format_messages(), n=self.repeat_times)
+        for response in responses:
+            reward_dict = MathBoxedRewardFn()(
+                response=response.response_text, truth=self.truth, with_think=True
+            )
+            response.metrics.update(reward_dict)
+            response.reward = sum(reward_dict.values())
+        return responses
+'''
+
+CONFIG = """
+project: trinity
+name: t
+run_dir: run
+model:
+  engine: mock
+  mock: {policy: arithmetic, error_rate: 0.0}
+buffer:
+  batch_size: 4
+  total_epochs: 1
+  explorer_input:
+    taskset:
+      path: tasks.jsonl
+      format: {prompt_key: question, response_key: answer}
+      repeat_times: 3
+      default_workflow_type: boxed_with_think_penalty
+      default_reward_fn_type: reinforge.trinity.common.rewards.MathBoxedRewardFn
+plugins: [trinity_math.py]
+"""
+
+
+def test_trinity_reward_in_a_trinity_style_workflow(tmp_path: Path) -> None:
+    with open(tmp_path / "tasks.jsonl", "w") as fh:
+        for i in range(4):
+            fh.write(json.dumps({"question": f"What is {i} + 2?", "answer": str(i + 2)}) + "\n")
+    (tmp_path / "trinity_math.py").write_text(PLUGIN)
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    result = CliRunner().invoke(
+        app, ["explore", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(tmp_path / "run")]
+    )
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(tmp_path / "run" / "buffer.db") as db:
+        rewards = [row[0] for row in db.execute("SELECT reward FROM experiences")]
+    # the mock answers \\boxed{right} without a think block: accuracy 1, format -0.1
+    assert len(rewards) == 4 * 3
+    assert all(abs(r - 0.9) < 1e-6 for r in rewards), rewards
