@@ -23,7 +23,7 @@ from reinforge.models.auxiliary import (
     pick_client,
 )
 from reinforge.models.auxiliary.model import AuxiliaryModel
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 
 
 class Score(BaseModel):

@@ -16,7 +16,7 @@ _EXPORTS = {
     "InferenceEngine": "reinforge.models.engine",
     "SamplingParams": "reinforge.models.engine",
     "create_engine": "reinforge.models.factory",
-    "MockEngine": "reinforge.models.mock_engine",
+    "MockEngine": "reinforge.models.engines.mock",
     "ModelWrapper": "reinforge.models.model_wrapper",
 }
 
