@@ -17,7 +17,8 @@ import torch
 from reinforge.core import Experience, GenerationConfig
 from reinforge.models.engines.hf import HFEngine
 from reinforge.models.engines.mock import MockEngine
-from reinforge.models.model_wrapper import ModelWrapper, validate_messages
+from reinforge.models.model_wrapper import ModelWrapper
+from reinforge.models.wrapper.messages import validate_messages
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},

@@ -23,7 +23,7 @@ from reinforge.models.engine import SamplingParams
 from reinforge.models.engines.hf import HFEngine
 from reinforge.models.engines.openai import OpenAIEngine, ServerProtocolError
 from reinforge.models.engines.openai.client import ServerRequestError, ServerUnavailableError
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 
 @pytest.fixture(scope="module")
