@@ -31,7 +31,7 @@ import torch
 
 from reinforge.models.catalog import resolve_model_path
 from reinforge.models.engine import SamplingParams
-from reinforge.models.hf_engine import HFEngine, load_causal_lm
+from reinforge.models.engines.hf import HFEngine, load_causal_lm
 
 QUESTIONS = [
     "Hi!",

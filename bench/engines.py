@@ -78,9 +78,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from reinforge.models import ModelWrapper
+    from reinforge.models.engines.hf import HFEngine
     from reinforge.models.engines.openai import OpenAIEngine
-    from reinforge.models.hf_engine import HFEngine
-    from reinforge.models.openai_server import ServerThread, create_app
+    from reinforge.models.openai_api.server import ServerThread, create_app
 
     path = resolve_model_path(args.model)
     rows: list[tuple[str, str]] = []

@@ -48,7 +48,7 @@ from reinforge.buffer.buffer_config import BufferConfig, ExplorerInput
 from reinforge.buffer.taskset_config import FormatSection, TasksetConfig
 from reinforge.explorer import Explorer
 from reinforge.explorer.explorer_config import ExplorerConfig
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.rewards import REWARD_FUNCTIONS, RewardFn
 
 CHEAP_REWARD = "bench_cheap_boxed_reward"

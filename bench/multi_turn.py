@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from reinforge.models.catalog import resolve_model_path
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
 
 OPENERS = [

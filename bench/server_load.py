@@ -43,7 +43,7 @@ import openai
 import yaml
 
 from reinforge.models import ModelWrapper, create_engine
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 ENGINE_COUNTERS = ("prefills", "decode_steps", "generated_tokens", "prefill_s", "decode_s")
 QUESTIONS = [
@@ -186,7 +186,7 @@ async def run_all(args: argparse.Namespace, model: ModelWrapper, url: str) -> li
 
     def local_client() -> openai.AsyncOpenAI:
         # the wrapper caches its client; a fresh one per worker mirrors the HTTP side
-        from reinforge.models.openai_client import async_openai_client
+        from reinforge.models.openai_api.clients import async_openai_client
 
         return async_openai_client(model.openai_service, timeout=300)
 

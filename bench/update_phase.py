@@ -33,7 +33,7 @@ import torch
 from reinforge.core import Experience
 from reinforge.core.eid import EID
 from reinforge.models.catalog import resolve_model_path
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig

@@ -26,7 +26,7 @@ def tiny_model_and_tokenizer(tiny_model_path: Path) -> tuple[Any, Any]:
     """The tiny model loaded once (fp32, CPU). Tests must not modify its weights."""
     import torch
 
-    from reinforge.models.hf_engine import load_causal_lm
+    from reinforge.models.engines.hf import load_causal_lm
 
     return load_causal_lm(tiny_model_path, "cpu", torch.float32)
 

@@ -37,12 +37,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 
 #: import circles inside one package today, each as its sorted member modules
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    # ModelWrapper builds the OpenAI service/clients, which call back into it (issue 23)
-    (
-        "reinforge.models.model_wrapper",
-        "reinforge.models.openai_client",
-        "reinforge.models.openai_service",
-    ),
     ("reinforge.workflows.episode.adapter", "reinforge.workflows.episode.workflow"),
 }
 

@@ -19,7 +19,7 @@ from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.core import Experience, Task
 from reinforge.explorer.messages import TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 from reinforge.workflows import WORKFLOWS, StepWiseRewardWorkflow

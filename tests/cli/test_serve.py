@@ -1,7 +1,7 @@
 """``reinforge serve``: help text, app construction from a config, user errors.
 
 uvicorn itself is not started here (``run_server`` is replaced by a stub that
-records what it was given); tests/models/test_openai_server.py covers the live
+records what it was given); tests/models/openai_api/test_server.py covers the live
 server.
 """
 
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from reinforge.cli.main import app as cli
 from reinforge.config import load_config
 from reinforge.launcher.serve import build_server
-from reinforge.models import openai_server
+from reinforge.models.openai_api import server as openai_server
 
 REPO = Path(__file__).resolve().parents[2]
 MOCK_CONFIG = REPO / "examples" / "arithmetic" / "explore_mock.yaml"

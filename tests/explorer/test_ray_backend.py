@@ -20,8 +20,8 @@ from reinforge.explorer.messages import OK
 from reinforge.explorer.scheduler import make_requests
 from reinforge.launcher.plugins import load_plugins
 from reinforge.models import ModelWrapper
-from reinforge.models.hf_engine import HFEngine
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.engines.hf import HFEngine
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 ray = pytest.importorskip("ray")
 

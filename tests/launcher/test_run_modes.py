@@ -455,7 +455,7 @@ def test_export_command_writes_a_servable_model(
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from reinforge.models.hf_engine import HFEngine
+    from reinforge.models.engines.hf import HFEngine
     from reinforge.models.model_wrapper import ModelWrapper
 
     run_dir = first_run[0] / "run"

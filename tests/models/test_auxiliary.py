@@ -24,7 +24,7 @@ from reinforge.models.auxiliary import (
 )
 from reinforge.models.auxiliary.judge import RETRY_TEMPERATURE
 from reinforge.models.auxiliary.model import AuxiliaryModel
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 
 
 class Score(BaseModel):

@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from reinforge.core import Experience, GenerationConfig
-from reinforge.models.hf_engine import HFEngine
-from reinforge.models.mock_engine import MockEngine
-from reinforge.models.model_wrapper import ModelWrapper, validate_messages
+from reinforge.models.engines.hf import HFEngine
+from reinforge.models.engines.mock import MockEngine
+from reinforge.models.model_wrapper import ModelWrapper
+from reinforge.models.wrapper.messages import validate_messages
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from reinforge.models.engine import Completion, done_future
-from reinforge.models.hf_engine import HFEngine
-from reinforge.models.mock_engine import MockEngine, fake_logprob
+from reinforge.models.engines.hf import HFEngine
+from reinforge.models.engines.mock import MockEngine, fake_logprob
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.models.tokenizer import HFChatTokenizer
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.models.prefix_cache import PrefixCache
 

@@ -11,7 +11,7 @@ import torch
 
 from reinforge.core import Experience
 from reinforge.core.eid import EID
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.trainer.attention import EAGER_MAX_COLUMNS, pick_attention
 from reinforge.trainer.trainer import Trainer

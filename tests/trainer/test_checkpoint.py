@@ -14,7 +14,7 @@ import torch
 
 from reinforge.core import Experience
 from reinforge.core.eid import EID
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.trainer.checkpoint import (
     CheckpointManager,
     export_model,

@@ -22,7 +22,7 @@ import torch
 from reinforge.algorithms import collate, resolve_algorithm
 from reinforge.core import Experience
 from reinforge.core.eid import EID
-from reinforge.models.hf_engine import HFEngine
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.trainer.trainer import Trainer, token_logprobs
 from reinforge.trainer.trainer_config import TrainerConfig

@@ -13,7 +13,7 @@ from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.config import config_from_dict
 from reinforge.explorer import Explorer
 from reinforge.models.auxiliary import AuxiliaryModelConfig, AuxiliaryModels
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows.envs.email import Mailbox
 from reinforge.workflows.envs.email_search import art_e_reward
 

@@ -13,7 +13,7 @@ from reinforge.core import Task
 from reinforge.explorer.messages import FAILED, OK, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.models import ModelWrapper
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import WORKFLOWS, FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
 from reinforge.workflows.envs import frozen_lake_env as fl
 from reinforge.workflows.envs.frozen_lake import FrozenLakeSettings

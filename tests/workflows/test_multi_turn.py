@@ -11,7 +11,7 @@ import pytest
 from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
 from reinforge.models.engine import Completion, SamplingParams, done_future
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import MultiTurnWorkflow
 from reinforge.workflows.multi_turn import merge_turns, split_chains
 

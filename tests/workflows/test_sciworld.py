@@ -11,7 +11,7 @@ import pytest
 
 from reinforge.core import Task
 from reinforge.models import ModelWrapper
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import WORKFLOWS, SciWorldWorkflow
 from reinforge.workflows.envs.sciworld import SciWorldSettings, score_to_reward
 from reinforge.workflows.envs.sciworld_env import POOL, parse_action

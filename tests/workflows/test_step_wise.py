@@ -9,7 +9,7 @@ import pytest
 
 from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import (
     AsyncRewardPropagationWorkflow,
     AsyncStepWiseRewardWorkflow,

@@ -12,7 +12,7 @@ from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.config import config_from_dict
 from reinforge.core import FormatConfig, Task
 from reinforge.explorer import Explorer
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.workflows.step_wise import HistoryDisabledError
 from reinforge.workflows.tool_call import score_tool_call

@@ -55,7 +55,7 @@ def serve(
     except user_errors() as exc:
         raise fail(exc) from None
     from reinforge.launcher.serve import build_server
-    from reinforge.models import openai_server
+    from reinforge.models.openai_api import server as openai_server
 
     prepare_runtime()
 

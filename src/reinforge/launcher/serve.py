@@ -46,7 +46,7 @@ def build_server(
     ``served_model_name`` (default: ``model.model_path``) is the name ``/v1/models``
     lists and responses carry; requests may name any model, as with vLLM's default.
     """
-    from reinforge.models.openai_server import create_app
+    from reinforge.models.openai_api.server import create_app
 
     spec = cfg.model
     engine = spec.create_engine()

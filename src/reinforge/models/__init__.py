@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from reinforge.core.lazy_exports import lazy_exports
 
+# registers the OpenAI protocol's builders with ModelWrapper (see openai_api)
+from reinforge.models import openai_api as openai_api
+
 _EXPORTS = {
     "ModelNotFoundError": "reinforge.models.catalog",
     "known_models": "reinforge.models.catalog",
@@ -16,7 +19,7 @@ _EXPORTS = {
     "InferenceEngine": "reinforge.models.engine",
     "SamplingParams": "reinforge.models.engine",
     "create_engine": "reinforge.models.factory",
-    "MockEngine": "reinforge.models.mock_engine",
+    "MockEngine": "reinforge.models.engines.mock",
     "ModelWrapper": "reinforge.models.model_wrapper",
 }
 

@@ -18,7 +18,7 @@ def create_engine(
     (a running OpenAI-compatible server) or ``vllm`` (servers reinforge starts)."""
     options = dict(options or {})
     if engine == "mock":
-        from reinforge.models.mock_engine import MockEngine
+        from reinforge.models.engines.mock import MockEngine
 
         tokenizer = None
         if options.pop("tokenizer", "bytes") == "model":
@@ -32,7 +32,7 @@ def create_engine(
         return MockEngine(tokenizer=tokenizer, **options)
     if engine == "hf":
         from reinforge.models.catalog import resolve_model_path
-        from reinforge.models.hf_engine import HFEngine
+        from reinforge.models.engines.hf import HFEngine
 
         return HFEngine(resolve_model_path(model_path, cache_dir), **options)
     if engine == "openai":

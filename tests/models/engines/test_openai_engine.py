@@ -20,10 +20,10 @@ from fastapi.responses import JSONResponse
 
 from reinforge.models import ModelWrapper
 from reinforge.models.engine import SamplingParams
+from reinforge.models.engines.hf import HFEngine
 from reinforge.models.engines.openai import OpenAIEngine, ServerProtocolError
 from reinforge.models.engines.openai.client import ServerRequestError, ServerUnavailableError
-from reinforge.models.hf_engine import HFEngine
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 
 @pytest.fixture(scope="module")

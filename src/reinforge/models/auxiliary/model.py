@@ -67,8 +67,11 @@ class AuxiliaryModel:
         self._wrapper = None
         if urls is None:
             from reinforge.models.model_wrapper import ModelWrapper
-            from reinforge.models.openai_client import AsyncInProcessTransport, InProcessTransport
-            from reinforge.models.openai_service import OpenAIService
+            from reinforge.models.openai_api.clients import (
+                AsyncInProcessTransport,
+                InProcessTransport,
+            )
+            from reinforge.models.openai_api.service import OpenAIService
 
             self._wrapper = ModelWrapper(
                 engine,

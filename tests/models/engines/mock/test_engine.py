@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from reinforge.models.engine import SamplingParams
-from reinforge.models.mock_engine import MockEngine, fake_logprob
+from reinforge.models.engines.mock import MockEngine, fake_logprob
 from reinforge.models.tokenizer import ByteTokenizer
 
 TOK = ByteTokenizer()

@@ -30,7 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 if TYPE_CHECKING:
     import uvicorn
 
-    from reinforge.models.openai_service import OpenAIService, ServiceResponse
+    from reinforge.models.openai_api.service import OpenAIService, ServiceResponse
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -18,8 +18,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from reinforge.models import ModelWrapper, create_engine
-from reinforge.models.mock_engine import MockEngine, fake_logprob
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.engines.mock import MockEngine, fake_logprob
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 TOOLS = [
     {

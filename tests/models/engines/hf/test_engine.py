@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from reinforge.models.engine import SamplingParams
-from reinforge.models.hf_engine import HFEngine, load_causal_lm
+from reinforge.models.engines.hf import HFEngine, load_causal_lm
 
 
 def fresh_logprobs(model: Any, prompt: list[int], response: list[int]) -> list[float]:

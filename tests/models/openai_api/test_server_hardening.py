@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from reinforge.models import MockEngine, ModelWrapper
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.openai_api.server import ServerThread, create_app
 
 USER = [{"role": "user", "content": "hi"}]
 

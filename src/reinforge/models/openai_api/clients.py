@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from reinforge.models.openai_service import OpenAIService, ServiceResponse
+from reinforge.models.openai_api.service import OpenAIService, ServiceResponse
 
 if TYPE_CHECKING:
     import openai

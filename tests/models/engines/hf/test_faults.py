@@ -16,8 +16,8 @@ from reinforge.explorer.messages import TIMEOUT, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.models import ModelWrapper
 from reinforge.models.engine import SamplingParams
-from reinforge.models.hf_engine import HFEngine
-from reinforge.models.openai_server import ServerThread, create_app
+from reinforge.models.engines.hf import HFEngine
+from reinforge.models.openai_api.server import ServerThread, create_app
 from reinforge.workflows import WORKFLOWS, Workflow
 
 LONG = SamplingParams(max_tokens=1500, temperature=1.0, stop_token_ids=[])

@@ -8,7 +8,7 @@ import json
 import openai
 import pytest
 
-from reinforge.models.mock_engine import MockEngine
+from reinforge.models.engines.mock import MockEngine
 from reinforge.models.model_wrapper import ModelWrapper
 
 TOOLS = [
