@@ -2,10 +2,12 @@
 on real vLLM (and a real local Ray), 2 small steps each.
 
 Each example itself is run, shrunk through the config: two steps of two questions,
-no evaluation, no std filter (so both steps train). What must hold: the trainer's
-first forward reproduces the logprobs vLLM sampled with (ratio 1), the second
-step's rollouts come from the weights the first step trained, and nothing of vLLM
-is left running afterwards.
+no evaluation, no std filter (so both steps train), a checkpoint after each step.
+What must hold: the trainer's first forward reproduces the logprobs vLLM sampled
+with (ratio 1); the second step's rollouts were sampled by the weights the first
+step trained (their logprobs are those of the step-1 checkpoint, not of the base
+model: a version label alone could be stamped on rollouts of stale weights); and
+nothing of vLLM is left running afterwards.
 """
 
 from __future__ import annotations
@@ -14,15 +16,38 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
+from omegaconf import OmegaConf
 from typer.testing import CliRunner
 
+from reinforge.algorithms.collate import collate
 from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.cli.main import app
+from reinforge.core import Experience
+from reinforge.models.catalog import resolve_model_path
+from reinforge.trainer.checkpoint import policy_weights, read_state
+from reinforge.trainer.trainer import token_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def sampling_gap(exps: list[Experience], model_path: Path, weights: dict | None = None) -> float:
+    """Largest |log p − the sampler's log p| over the experiences' response tokens,
+    with the model at ``model_path`` (or those ``weights`` loaded into it)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32).eval()
+    if weights is not None:
+        loaded = model.load_state_dict(weights, strict=False)
+        assert not loaded.unexpected_keys
+        assert set(loaded.missing_keys) <= {"lm_head.weight"}  # tied to the embeddings
+    batch = collate(exps, AutoTokenizer.from_pretrained(model_path).pad_token_id)
+    with torch.no_grad():
+        logp, _ = token_logprobs(model, batch)
+    return float((logp - batch["old_logprobs"])[batch["loss_mask"]].abs().max())
 
 
 # starts vLLM (and Ray) and trains the 135M model twice: ~2-3 min alone, and past the
@@ -42,6 +67,7 @@ def test_example_trains_two_steps(
     buffer["explorer_input"]["eval_tasksets"] = []
     buffer["experience_pipeline"]["operators"] = [{"name": "invalid_reward_filter"}]
     cfg["explorer"]["eval_interval"] = None
+    cfg["checkpoint"].update(save_interval=1, max_checkpoints_to_keep=2)
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
 
@@ -56,8 +82,19 @@ def test_example_trains_two_steps(
     assert trained[0]["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     storage = SQLiteExperienceStorage(run_dir / "buffer.db")
     try:
-        versions = {e.eid.batch: e.info["model_version"] for e in storage.iter_experiences()}
+        exps = list(storage.iter_experiences())
     finally:
         storage.close()
-    assert versions == {1: 0, 2: 1}
+    assert {e.eid.batch: e.info["model_version"] for e in exps} == {1: 0, 2: 1}
+    step_1 = run_dir / "checkpoints" / "step_1"
+    assert read_state(step_1)["model_version"] == 1
+    base = resolve_model_path(OmegaConf.create(cfg).model.model_path)  # ${oc.env:...}
+    second = [e for e in exps if e.eid.batch == 2]
+    # fp32 on both sides: the step-1 weights give the sampled logprobs to within 0.1%
+    assert sampling_gap(second, base, policy_weights(step_1, base)) < 1e-3
+    if trained[0]["train/grad_norm"] > 0:
+        # and the base weights, which step 1 moved, measurably do not (0.3 seen). When
+        # step 1's rewards are all equal (often: the 135M model gets most sums wrong),
+        # it has no gradient, its weights are the base's and no test can tell them apart
+        assert sampling_gap(second, base) > 1e-2
     assert vllm_processes_under(tmp_path / "vllm") == []

@@ -113,6 +113,35 @@ def server(sample_run: Any, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
+GREEN, RED = (27, 158, 90), (179, 38, 30)  # the page's advantage colours
+
+
+def token_colour(page: Any, server: str, exp_id: str) -> tuple[float, ...]:
+    """Show experience ``exp_id`` coloured by advantage; its first sampled token's
+    computed background is green (positive) or red (negative), as deep as the
+    advantage is against the largest |advantage| of the experience (0.75 at most).
+    Returns the colour's red, green and blue."""
+    from playwright.sync_api import expect
+
+    exp = httpx.get(f"{server}api/experience/{exp_id}").json()
+    page.click(f"tr.exp-row[data-id='{exp_id}']")
+    expect(page.locator("#detail h2")).to_have_text(f"Experience {exp['uid']}")
+    page.select_option("#token-key", "advantage")
+    tokens = exp["tokens"]
+    advantages = tokens["advantages"]
+    i = next(
+        i for i, (m, a) in enumerate(zip(tokens["action_mask"], advantages, strict=True)) if m and a
+    )
+    colour = (
+        page.locator("#tokens .tok").nth(i).evaluate("e => getComputedStyle(e).backgroundColor")
+    )
+    *rgb, alpha = (float(v) for v in colour.removeprefix("rgba(").removesuffix(")").split(","))
+    assert tuple(rgb) == (GREEN if advantages[i] > 0 else RED), (exp_id, advantages[i], colour)
+    scale = max(abs(a or 0) for a in advantages)
+    assert alpha == pytest.approx(0.75 * abs(advantages[i]) / scale, abs=0.01), colour
+    return tuple(rgb)
+
+
 def test_browse_a_run(chromium: str, server: str, sample_run: Any, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -162,6 +191,10 @@ def test_browse_a_run(chromium: str, server: str, sample_run: Any, tmp_path: Pat
             detail.scroll_into_view_if_needed()
             shot = tmp_path / "viewer.png"
             page.screenshot(path=str(shot), full_page=True)
+
+            # a token's colour says its advantage: green when positive, red when negative
+            seen = {token_colour(page, server, row.get_attribute("data-id")) for row in rows.all()}
+            assert seen == {GREEN, RED}  # task 0's group has rewards 1, 1 and 0
 
             # filters: only the groups with a reward of 1
             page.fill("#filters input[name=reward_min]", "1")
