@@ -42,6 +42,7 @@ import torch
 from reinforge.algorithms.train_batch import TrainBatch
 from reinforge.core import Experience
 
+#: the optional per-token ``TrainBatch`` fields and the ``Experience`` field each is from
 _TOKEN_FIELDS = {
     "old_logprobs": "logprobs",
     "advantages": "advantages",

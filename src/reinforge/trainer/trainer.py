@@ -161,13 +161,12 @@ class Trainer:
         metrics.update(self.update(prepared, on_micro_batch))
         self.global_step += 1
         self.model_version += 1
-        seconds = time.monotonic() - start
         metrics.update(
             {
                 TRAIN_LR: self.scheduler.get_last_lr()[0],
                 TRAIN_EXPERIENCES: float(len(exps)),
                 TRAIN_TOKENS: prepared.total_tokens,
-                TRAIN_STEP_TIME: seconds,
+                TRAIN_STEP_TIME: time.monotonic() - start,
                 TRAIN_SAMPLES_PER_MIN: 60.0 * len(exps) / max(time.monotonic() - start, 1e-9),
             }
         )
@@ -195,7 +194,7 @@ class Trainer:
         return usable, stale
 
     def prepare(self, exps: list[Experience]) -> PreparedStep:
-        """The preparation phase on usable ``exps``: advantages, micro-batches and their
+        """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, micro-batches and their
         tensors, the reference's log-probs, and where π_old comes from."""
         spec = self.spec
         advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
