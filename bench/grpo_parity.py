@@ -201,7 +201,7 @@ def reinforge_gradient(
 
     torch.nn.utils.clip_grad_norm_ = record
     try:
-        metrics = trainer.train_step(copy.deepcopy(exps))
+        metrics = trainer.train_step(copy.deepcopy(exps)).metrics
     finally:
         torch.nn.utils.clip_grad_norm_ = clip
     return grads, metrics

@@ -94,7 +94,7 @@ def time_setting(
     trainer = Trainer(model_path, cfg, pad_token_id=pad)
     exps = copy.deepcopy(batch)
     start = time.perf_counter()
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     seconds = time.perf_counter() - start
     del trainer
     return {

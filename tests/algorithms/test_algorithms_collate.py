@@ -34,27 +34,27 @@ def _batch() -> list[Experience]:
 
 def test_full_sequence_tensors() -> None:
     batch = collate(_batch(), PAD)
-    assert batch["input_ids"].tolist() == [[11, 12, 13, 14, 15], [21, 22, 23, 24, PAD]]
-    assert batch["attention_mask"].tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
-    assert batch["position_ids"].tolist() == [[0, 1, 2, 3, 4], [0, 1, 2, 3, 0]]
-    assert batch["prompt_lengths"].tolist() == [2, 3]
-    assert batch["response_lengths"].tolist() == [3, 1]
-    assert batch["rewards"].tolist() == [1.0, 0.0]
+    assert batch.input_ids.tolist() == [[11, 12, 13, 14, 15], [21, 22, 23, 24, PAD]]
+    assert batch.attention_mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
+    assert batch.position_ids.tolist() == [[0, 1, 2, 3, 4], [0, 1, 2, 3, 0]]
+    assert batch.prompt_lengths.tolist() == [2, 3]
+    assert batch.response_lengths.tolist() == [3, 1]
+    assert batch.rewards.tolist() == [1.0, 0.0]
 
 
 def test_shifted_tensors_line_up_with_next_token_targets() -> None:
     batch = collate(_batch(), PAD)
     # column j ↔ target input_ids[:, j + 1]; response token k at column P + k − 1
-    assert batch["input_ids"][:, 1:].tolist() == [[12, 13, 14, 15], [22, 23, 24, PAD]]
-    assert batch["response_mask"].tolist() == [
+    assert batch.input_ids[:, 1:].tolist() == [[12, 13, 14, 15], [22, 23, 24, PAD]]
+    assert batch.response_mask.tolist() == [
         [False, True, True, True],
         [False, False, True, False],
     ]
-    assert batch["loss_mask"].tolist() == [[False, True, False, True], [False, False, True, False]]
+    assert batch.loss_mask.tolist() == [[False, True, False, True], [False, False, True, False]]
     expected = torch.tensor([[0, -0.1, -0.2, -0.3], [0, 0, -0.4, 0]])
-    assert torch.allclose(batch["old_logprobs"], expected)
-    assert batch["advantages"].tolist() == [[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, -1.0, 0.0]]
-    assert "returns" not in batch and "token_level_rewards" not in batch  # fields absent
+    assert torch.allclose(batch.old_logprobs, expected)
+    assert batch.advantages.tolist() == [[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, -1.0, 0.0]]
+    assert batch.returns is None and batch.token_level_rewards is None  # fields absent
 
 
 def test_trainer_recipe_reproduces_rollout_logprobs() -> None:
@@ -70,11 +70,11 @@ def test_trainer_recipe_reproduces_rollout_logprobs() -> None:
             probs[i, pos] = (1 - math.exp(lp)) / (vocab - 1)
             probs[i, pos, target] = math.exp(lp)
     logits = probs.log()
-    logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, batch["input_ids"][:, 1:, None])
+    logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, batch.input_ids[:, 1:, None])
     logp = logp.squeeze(-1)
-    mask = batch["loss_mask"]
-    assert torch.allclose(logp[mask], batch["old_logprobs"][mask], atol=1e-6)
-    loss, metrics = ppo_policy_loss(logp, batch["old_logprobs"], batch["advantages"], mask)
+    mask = batch.loss_mask
+    assert torch.allclose(logp[mask], batch.old_logprobs[mask], atol=1e-6)
+    loss, metrics = ppo_policy_loss(logp, batch.old_logprobs, batch.advantages, mask)
     assert metrics["policy/ratio_mean"] == pytest.approx(1.0)
     assert loss.item() == pytest.approx(-(1.0 + 1.0 - 1.0) / 3)  # tool token excluded
 
@@ -84,7 +84,7 @@ def test_optional_fields_and_errors() -> None:
     exps[1].logprobs = None
     exps[1].reward = None
     batch = collate(exps, PAD)
-    assert "old_logprobs" not in batch and "rewards" not in batch
+    assert batch.old_logprobs is None and batch.rewards is None
     with pytest.raises(ValueError, match="at least one"):
         collate([], PAD)
     with pytest.raises(ValueError, match="no prompt token"):

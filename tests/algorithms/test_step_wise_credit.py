@@ -92,7 +92,7 @@ def trainer(tiny_model_path: Path) -> Trainer:
 
 def test_trainer_gives_per_step_advantages(tmp_path: Path, trainer: Trainer) -> None:
     exps = _explore(tmp_path)
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     by = _by_run_step(exps)
     # reward-to-go G: run 0 [1, 0], run 1 [0, 0]; pooled mean 0.25, unbiased std 0.5
     expected = {(0, 0): 1.5, (0, 1): -0.5, (1, 0): -0.5, (1, 1): -0.5}
@@ -106,7 +106,7 @@ def test_trainer_gives_per_step_advantages(tmp_path: Path, trainer: Trainer) -> 
     batch = collate(exps, pad_token_id=0)
     for row, exp in enumerate(exps):
         start = exp.prompt_length - 1
-        cols = batch["advantages"][row, start : start + exp.response_length]
+        cols = batch.advantages[row, start : start + exp.response_length]
         assert cols.tolist() == pytest.approx(exp.advantages.tolist())
     assert trainer.model_version == 1
 

@@ -48,7 +48,7 @@ def _step(path: Path, exps: list[Experience], attention: str) -> tuple[Trainer, 
         {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 4, "attn_implementation": attention}
     )
     trainer = Trainer(path, cfg, pad_token_id=2)
-    return trainer, trainer.train_step(copy.deepcopy(exps))
+    return trainer, trainer.train_step(copy.deepcopy(exps)).metrics
 
 
 def test_auto_trains_with_eager_and_takes_the_same_step_as_sdpa(

@@ -22,7 +22,8 @@ from reinforge.core import Experience
 from reinforge.core.eid import EID
 from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
-from reinforge.trainer.trainer import Trainer, token_logprobs
+from reinforge.trainer.token_logprobs import token_logprobs
+from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 
 PAD = 2
@@ -74,7 +75,7 @@ def _step_gradient(trainer: Trainer, exps: list[Experience]) -> tuple[torch.Tens
         return step(*args, **kwargs)
 
     trainer.optimizer.step = record
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     return grads[0].double(), metrics
 
 
@@ -83,8 +84,8 @@ def _policy_gradient(path: Any, exps: list[Experience]) -> torch.Tensor:
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     batch = collate(exps, PAD)
     logp, _ = token_logprobs(model, batch)
-    mask = batch["loss_mask"]
-    loss = -(batch["advantages"] * logp)[mask].sum() / mask.sum()
+    mask = batch.loss_mask
+    loss = -(batch.advantages * logp)[mask].sum() / mask.sum()
     loss.backward()
     return torch.cat([p.grad.flatten() for p in model.parameters()]).double()
 
@@ -115,7 +116,7 @@ def test_fresh_rollouts_follow_the_exact_policy_gradient(tiny_model_path, rollou
 def test_two_epochs_keep_the_first_pass_as_pi_old(tiny_model_path, rollouts):
     """Epoch 2 divides by epoch 1's log-probs: its ratio moves away from 1."""
     trainer = _trainer(tiny_model_path, update_epochs=2)
-    metrics = trainer.train_step(_noisy(rollouts))
+    metrics = trainer.train_step(_noisy(rollouts)).metrics
     assert metrics["train/policy/ratio_mean"] != 1.0
     assert metrics["train/policy/approx_kl_k3"] > 0  # epoch 2 saw the moved policy
 
@@ -124,7 +125,7 @@ def test_stale_rollouts_keep_the_sampler_log_probs(tiny_model_path, rollouts):
     trainer = _trainer(tiny_model_path)
     trainer.train_step(copy.deepcopy(rollouts))  # the trainer is at version 1 now
     stale = _noisy(rollouts)
-    metrics = trainer.train_step(stale)
+    metrics = trainer.train_step(stale).metrics
     assert metrics["train/policy/clip_frac"] > 0.05  # the noisy pi_old was used
     assert "train/sampler/approx_kl_k3" not in metrics
 
@@ -160,5 +161,5 @@ def test_sft_asks_nothing_of_log_probs(tiny_model_path, rollouts, caplog):
     for exp in exps:
         exp.logprobs = None
     with caplog.at_level(logging.WARNING, logger="reinforge.trainer.old_logprobs"):
-        metrics = trainer.train_step(exps)
+        metrics = trainer.train_step(exps).metrics
     assert "train/skipped" not in metrics and "log-probs" not in caplog.text

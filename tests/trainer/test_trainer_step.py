@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 import torch
 
-from reinforge.algorithms import collate, resolve_algorithm
+from reinforge.algorithms import TrainBatch, collate, resolve_algorithm
 from reinforge.core import Experience
 from reinforge.core.eid import EID
 from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
-from reinforge.trainer.trainer import Trainer, token_logprobs
+from reinforge.trainer.token_logprobs import token_logprobs
+from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 from reinforge.trainer.weight_sync import sync_in_process
 
@@ -101,7 +102,7 @@ def test_step_trains_and_weight_sync_is_exact(
         torch.testing.assert_close(logp, exp.logprobs, atol=1e-4, rtol=0)
 
     weights = _trainable(trainer)
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     assert trainer.global_step == 1 and trainer.model_version == 1
     assert "train/skipped" not in metrics
     assert metrics["train/experiences"] == len(exps)
@@ -149,14 +150,14 @@ def test_lora_reference_is_the_base_model(
     base, _ = tiny_model_and_tokenizer
     trainer = Trainer(tiny_model_path, _config("grpo", True), pad_token_id=2)
     exps = copy.deepcopy(sampled)
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     assert "train/kl_loss/value" in metrics
     batch = collate(exps, 2)
     with torch.no_grad():
         expected, _ = token_logprobs(base, batch)
         policy, _ = token_logprobs(trainer.model, batch)
     ref = trainer._ref_logprobs(batch)
-    mask = batch["loss_mask"]
+    mask = batch.loss_mask
     torch.testing.assert_close(ref[mask], expected[mask], atol=1e-5, rtol=0)
     assert float((policy[mask] - expected[mask]).abs().max()) > 1e-3  # adapters are active again
 
@@ -167,7 +168,7 @@ def test_stale_experiences_are_dropped(sampled: list[Experience], tiny_model_pat
     exps = copy.deepcopy(sampled)
     for i, exp in enumerate(exps):
         exp.info["model_version"] = 0 if i < 4 else 2  # task 0 is 3 versions old, task 1 is 1
-    metrics = trainer.train_step(exps)
+    metrics = trainer.train_step(exps).metrics
     assert metrics["train/stale_dropped"] == 4
     assert metrics["train/experiences"] == 4
     assert trainer.model_version == 4
@@ -182,13 +183,19 @@ def test_batch_without_usable_experiences_is_skipped(
     for exp in masked:
         exp.action_mask = torch.zeros_like(exp.action_mask)
     empty = Experience(tokens=[1, 2, 3], prompt_length=3, reward=1.0)
-    assert trainer.train_step([*masked, empty])["train/skipped"] == 1.0
+    result = trainer.train_step([*masked, empty])
+    assert result.skipped and result.metrics["train/skipped"] == 1.0
 
     stale = copy.deepcopy(sampled)
     for exp in stale:
         exp.info["model_version"] = -1  # older than the trainer's version 0
-    metrics = trainer.train_step(stale)
-    assert metrics["train/skipped"] == 1.0 and metrics["train/stale_dropped"] == len(stale)
+    result = trainer.train_step(stale)
+    metrics = result.metrics
+    assert (
+        result.skipped
+        and metrics["train/skipped"] == 1.0
+        and metrics["train/stale_dropped"] == len(stale)
+    )
     assert trainer.global_step == 0 and trainer.model_version == 0
     assert all(torch.equal(w, weights[n]) for n, w in _trainable(trainer).items())
 
@@ -197,13 +204,15 @@ def test_unclipped_step_reports_grad_norm_and_skips_nonfinite_gradients(
     sampled: list[Experience], tiny_model_path: Path
 ) -> None:
     trainer = Trainer(tiny_model_path, _config("dapo", False, max_grad_norm=None), pad_token_id=2)
-    assert trainer.train_step(copy.deepcopy(sampled))["train/grad_norm"] > 0
+    assert trainer.train_step(copy.deepcopy(sampled)).metrics["train/grad_norm"] > 0
 
     poisoned = copy.deepcopy(sampled)
     for exp in poisoned:
         exp.advantages = torch.full((exp.response_length,), float("nan"))
     weights = _trainable(trainer)
-    metrics = trainer.train_step(poisoned)
+    result = trainer.train_step(poisoned)
+    assert not result.skipped  # the step happened: the schedule and version moved on
+    metrics = result.metrics
     assert metrics["train/nonfinite_grad"] == 1.0 and math.isnan(metrics["train/grad_norm"])
     assert all(torch.equal(w, weights[n]) for n, w in _trainable(trainer).items())
 
@@ -238,7 +247,7 @@ def test_grpo_learns_token_parity(tiny_model_path: Path) -> None:
                 exp.eid = EID(batch=step, task=i // 8, run=i % 8)
                 exp.reward = _parity_reward(exp)
             rewards.append(sum(e.reward for e in exps) / len(exps))
-            metrics = trainer.train_step(exps)
+            metrics = trainer.train_step(exps).metrics
             assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
             sync_in_process(trainer, engine)
     first, last = sum(rewards[:3]) / 3, sum(rewards[-3:]) / 3
@@ -257,8 +266,8 @@ def test_bf16_mixed_precision_trains_close_to_fp32(
     bf16 = Trainer(
         tiny_model_path, _config("grpo", False, mixed_precision="bf16"), pad_token_id=pad
     )
-    m32 = fp32.train_step(copy.deepcopy(sampled))
-    m16 = bf16.train_step(copy.deepcopy(sampled))
+    m32 = fp32.train_step(copy.deepcopy(sampled)).metrics
+    m16 = bf16.train_step(copy.deepcopy(sampled)).metrics
     assert all(p.dtype == torch.float32 for p in bf16.model.parameters())
     assert m16["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=0.05)
     assert m16["train/loss"] == pytest.approx(m32["train/loss"], abs=0.05)
@@ -324,9 +333,9 @@ def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
 
     formed: list[tuple[list[int], int]] = []  # (row lengths, padded width) per micro-batch
 
-    def recording_collate(exps: list[Experience], pad: int) -> dict[str, torch.Tensor]:
+    def recording_collate(exps: list[Experience], pad: int) -> TrainBatch:
         batch = collate(exps, pad)
-        formed.append(([len(e.tokens) for e in exps], batch["input_ids"].shape[1]))
+        formed.append(([len(e.tokens) for e in exps], batch.input_ids.shape[1]))
         return batch
 
     monkeypatch.setattr(trainer_module, "collate", recording_collate)
@@ -353,8 +362,8 @@ def test_packed_logprobs_match_the_full_projection(
     batch = collate(sampled, 2)
     with torch.no_grad():
         full, _ = token_logprobs(model, batch)
-        packed, _ = token_logprobs(model, batch, only=batch["response_mask"])
-    mask = batch["response_mask"]
+        packed, _ = token_logprobs(model, batch, only=batch.response_mask)
+    mask = batch.response_mask
     torch.testing.assert_close(packed[mask], full[mask], atol=1e-5, rtol=0)
     assert bool((packed[~mask] == 0).all())
 
@@ -366,14 +375,14 @@ def test_chunked_vocabulary_projection_gives_the_same_values_and_gradients(
 ) -> None:
     """Projecting 3 positions at a time (checkpointed) gives the one-shot log-probs and
     the same gradient: chunking changes peak memory, not the step."""
-    from reinforge.trainer import trainer as trainer_module
+    from reinforge.trainer import token_logprobs as token_logprobs_module
 
     batch = collate(sampled, 2)
-    mask = batch["response_mask"]
+    mask = batch.response_mask
     assert int(mask.sum()) > 3  # so there is more than one chunk
 
     def logprobs_and_grad(chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
-        monkeypatch.setattr(trainer_module, "VOCAB_CHUNK", chunk)
+        monkeypatch.setattr(token_logprobs_module, "VOCAB_CHUNK", chunk)
         model = copy.deepcopy(tiny_model_and_tokenizer[0])
         logp, _ = token_logprobs(model, batch, only=mask)
         logp[mask].sum().backward()

@@ -34,6 +34,7 @@ from reinforge.algorithms.registry import (
 )
 from reinforge.algorithms.returns import discounted_returns
 from reinforge.algorithms.spec import AlgorithmSpec
+from reinforge.algorithms.train_batch import TrainBatch
 
 __all__ = [
     "ADVANTAGE_FNS",
@@ -44,6 +45,7 @@ __all__ = [
     "AdvantageFn",
     "AlgorithmSpec",
     "PolicyLossFn",
+    "TrainBatch",
     "aggregate_loss",
     "apply_kl_reward_penalty",
     "cispo_policy_loss",

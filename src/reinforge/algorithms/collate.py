@@ -1,4 +1,4 @@
-"""Pack a list of Experiences into right-padded training tensors.
+"""Pack a list of Experiences into right-padded training tensors (a ``TrainBatch``).
 
 Alignment convention ("shifted", next-token)
 --------------------------------------------
@@ -14,8 +14,8 @@ with ``logits[:, j]`` and with target ``input_ids[:, j + 1]``. A trainer therefo
 does, with no further slicing::
 
     logp = log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:, None])[..., 0]
-    loss, metrics = policy_loss(logp, batch["old_logprobs"], batch["advantages"],
-                                batch["loss_mask"])
+    loss, metrics = policy_loss(logp, batch.old_logprobs, batch.advantages,
+                                batch.loss_mask)
 
 Response token ``k`` of experience ``i`` (full position ``P_i + k``, ``P_i`` its
 prompt length) lands in column ``P_i + k − 1``. The shifted tensors are:
@@ -24,10 +24,10 @@ prompt length) lands in column ``P_i + k − 1``. The shifted tensors are:
 * ``loss_mask`` (bool): target is a response token with ``action_mask`` 1 (tool
   output / user turns of multi-turn responses are 0; so are prompt and padding),
 * ``old_logprobs``, ``advantages``, ``returns``, ``token_level_rewards`` (float32,
-  0 outside the response): present only when *every* experience has that field.
+  0 outside the response): None unless *every* experience has that field.
 
 Per-sequence tensors ``[B]``: ``prompt_lengths``, ``response_lengths`` (long) and
-``rewards`` (float32, only when every experience has a reward).
+``rewards`` (float32, None unless every experience has a reward).
 
 An experience needs at least one prompt token (e.g. BOS) if it has a response:
 the first response token must have a prefix to be predicted from.
@@ -39,8 +39,10 @@ from collections.abc import Sequence
 
 import torch
 
+from reinforge.algorithms.train_batch import TrainBatch
 from reinforge.core import Experience
 
+#: the optional per-token ``TrainBatch`` fields and the ``Experience`` field each is from
 _TOKEN_FIELDS = {
     "old_logprobs": "logprobs",
     "advantages": "advantages",
@@ -49,7 +51,7 @@ _TOKEN_FIELDS = {
 }
 
 
-def collate(exps: Sequence[Experience], pad_token_id: int) -> dict[str, torch.Tensor]:
+def collate(exps: Sequence[Experience], pad_token_id: int) -> TrainBatch:
     """Right-padded batch tensors for ``exps`` (see the module docstring for alignment)."""
     if not exps:
         raise ValueError("collate needs at least one experience")
@@ -87,16 +89,17 @@ def collate(exps: Sequence[Experience], pad_token_id: int) -> dict[str, torch.Te
         for key, tensor in token_tensors.items():
             tensor[i, cols] = getattr(exp, _TOKEN_FIELDS[key]).to(torch.float32)
 
-    batch: dict[str, torch.Tensor] = {
-        "input_ids": input_ids,
-        "attention_mask": attention_mask,
-        "position_ids": position_ids,
-        "response_mask": response_mask,
-        "loss_mask": loss_mask,
-        **token_tensors,
-        "prompt_lengths": torch.tensor([e.prompt_length for e in exps], dtype=torch.long),
-        "response_lengths": torch.tensor([e.response_length for e in exps], dtype=torch.long),
-    }
+    rewards = None
     if all(e.reward is not None for e in exps):
-        batch["rewards"] = torch.tensor([float(e.reward) for e in exps], dtype=torch.float32)
-    return batch
+        rewards = torch.tensor([float(e.reward) for e in exps], dtype=torch.float32)
+    return TrainBatch(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        response_mask=response_mask,
+        loss_mask=loss_mask,
+        prompt_lengths=torch.tensor([e.prompt_length for e in exps], dtype=torch.long),
+        response_lengths=torch.tensor([e.response_length for e in exps], dtype=torch.long),
+        **token_tensors,
+        rewards=rewards,
+    )

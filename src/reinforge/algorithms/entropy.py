@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from reinforge.algorithms.aggregate import aggregate_loss
+from reinforge.core.metric_names import ENTROPY_COEF, ENTROPY_VALUE
 
 
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
@@ -35,4 +36,4 @@ def entropy_bonus(
     ``logits`` is ``[B, T, V]`` aligned with ``mask`` ``[B, T]``.
     """
     entropy = aggregate_loss(entropy_from_logits(logits), mask, loss_agg_mode)
-    return -coef * entropy, {"entropy/value": float(entropy.detach()), "entropy/coef": float(coef)}
+    return -coef * entropy, {ENTROPY_VALUE: float(entropy.detach()), ENTROPY_COEF: float(coef)}

@@ -25,6 +25,12 @@ import torch
 
 from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.masked import masked_mean
+from reinforge.core.metric_names import (
+    KL_LOSS_COEF,
+    KL_LOSS_VALUE,
+    KL_PENALTY_COEF,
+    KL_PENALTY_MEAN,
+)
 
 KL_KINDS: tuple[str, ...] = ("none", "k1", "k2", "k3", "low_var_kl")
 
@@ -69,7 +75,7 @@ def apply_kl_reward_penalty(
     with torch.no_grad():
         kl = kl_penalty(logprobs, ref_logprobs, kind)
         kl = torch.where(mask.bool(), kl, torch.zeros_like(kl))
-    metrics = {"kl_penalty/mean": float(masked_mean(kl, mask)), "kl_penalty/coef": float(coef)}
+    metrics = {KL_PENALTY_MEAN: float(masked_mean(kl, mask)), KL_PENALTY_COEF: float(coef)}
     return token_rewards - coef * kl, metrics
 
 
@@ -83,4 +89,4 @@ def kl_loss_term(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """``coef · aggregate(kl)``, to be added to the policy loss, plus metrics."""
     kl = aggregate_loss(kl_penalty(logprobs, ref_logprobs, kind), mask, loss_agg_mode)
-    return coef * kl, {"kl_loss/value": float(kl.detach()), "kl_loss/coef": float(coef)}
+    return coef * kl, {KL_LOSS_VALUE: float(kl.detach()), KL_LOSS_COEF: float(coef)}

@@ -19,6 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from reinforge.core.metric_names import TRAIN_PREFIX, TRAIN_SKIPPED, TRAIN_STALE_DROPPED
+
 Row = dict[str, Any]
 
 _MEAN_AT = re.compile(r"mean@(\d+)$")
@@ -91,7 +93,7 @@ def explore_rows(rows: Iterable[Row]) -> list[Row]:
 
 def train_rows(rows: Iterable[Row]) -> list[Row]:
     """The rows of training steps, trained or skipped."""
-    return [r for r in rows if any(str(k).startswith("train/") for k in r)]
+    return [r for r in rows if any(str(k).startswith(TRAIN_PREFIX) for k in r)]
 
 
 def masked_reasons(rows: Iterable[Row]) -> dict[str, int]:
@@ -128,7 +130,7 @@ def skip_reason(explored: Row | None, trained: Row) -> str:
             if droppers:
                 return f"the experience pipeline dropped everything ({', '.join(droppers)})"
             return "no experience was stored"
-    if trained.get("train/stale_dropped"):
+    if trained.get(TRAIN_STALE_DROPPED):
         return "every experience was too stale (trainer.max_staleness)"
     return "no usable experience (e.g. empty responses)"
 
@@ -194,10 +196,10 @@ def train_line(rows: Sequence[Row], context: Sequence[Row] | None = None) -> str
     by_step: dict[int, Row] = {}
     for row in explore_rows([*(context or []), *rows]):
         by_step[int(row.get("step", 0))] = row
-    done = [int(r.get("step", 0)) for r in trained if not r.get("train/skipped")]
+    done = [int(r.get("step", 0)) for r in trained if not r.get(TRAIN_SKIPPED)]
     skipped: dict[str, list[int]] = {}
     for row in trained:
-        if row.get("train/skipped"):
+        if row.get(TRAIN_SKIPPED):
             step = int(row.get("step", 0))
             skipped.setdefault(skip_reason(by_step.get(step), row), []).append(step)
     text = f"{len(done)} step{'s' if len(done) != 1 else ''}"

@@ -24,6 +24,7 @@ from typing import Any
 from reinforge.algorithms import resolve_algorithm
 from reinforge.buffer import load_taskset
 from reinforge.config import ConfigError, ReinforgeConfig
+from reinforge.core.metric_names import TRAIN_STEP_TIME, TRAIN_SYNC_TIME
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import (
@@ -33,6 +34,7 @@ from reinforge.trainer.checkpoint import (
     read_state,
     save_trainer,
 )
+from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.weight_sync import CheckpointWeightSource, sync_in_process
 
@@ -194,11 +196,11 @@ def _refuse_if_nothing_trained(
     )
 
 
-def _train_on(session: RunSession, trainer: Trainer, step: int) -> dict[str, Any]:
+def _train_on(session: RunSession, trainer: Trainer, step: int) -> StepResult:
     exps = session.storage.read_batch(step)
     if not exps:
         logger.warning("step %d has no stored experiences; training skipped", step)
-        return {"train/skipped": 1.0}
+        return StepResult.skip()
     reporter = session.reporter
     return trainer.train_step(
         exps,
@@ -241,15 +243,16 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             step = trained + 1
             start = time.monotonic()
             reporter.phase(f"training step {step}")
-            metrics = {"step": step, **_train_on(session, trainer, step)}
+            result = _train_on(session, trainer, step)
+            metrics = {"step": step, **result.metrics}
             trained = step
             outcome["trained"] += 1
-            outcome["skipped"] += bool(metrics.get("train/skipped"))
-            if not metrics.get("train/skipped") and trainer.global_step % sync.sync_interval == 0:
+            outcome["skipped"] += result.skipped
+            if not result.skipped and trainer.global_step % sync.sync_interval == 0:
                 reporter.phase("syncing weights")
                 sync_in_process(trainer, explorer.engine)
-                metrics["train/sync_time"] = (
-                    time.monotonic() - start - metrics.get("train/step_time", 0.0)
+                metrics[TRAIN_SYNC_TIME] = (
+                    time.monotonic() - start - metrics.get(TRAIN_STEP_TIME, 0.0)
                 )
             save_every = cfg.checkpoint.save_interval
             if save_every and trained % save_every == 0:
@@ -385,7 +388,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
             if trained < available:
                 step = trained + 1
                 session.reporter.phase(f"training step {step}")
-                last = {"step": step, **_train_on(session, trainer, step)}
+                last = {"step": step, **_train_on(session, trainer, step).metrics}
                 trained = step
                 every = min(
                     cfg.synchronizer.sync_interval,

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reinforge.core.metric_names import TRAIN_PREFIX
+
 logger = logging.getLogger(__name__)
 
 
@@ -72,7 +74,8 @@ class JsonlMetrics:
             for row in read_jsonl(self.path)
             if int(row.get("step", 0)) <= explore_step
             and not (
-                int(row.get("step", 0)) > train_step and any(k.startswith("train/") for k in row)
+                int(row.get("step", 0)) > train_step
+                and any(k.startswith(TRAIN_PREFIX) for k in row)
             )
         ]
         tmp = self.path.with_name(self.path.name + ".tmp")

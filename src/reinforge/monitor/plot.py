@@ -14,6 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reinforge.core.metric_names import (
+    ENTROPY_VALUE,
+    KL_LOSS_VALUE,
+    KL_PENALTY_MEAN,
+    POLICY_LOSS,
+    SFT_LOSS,
+    TRAIN_LOSS,
+    TRAIN_STEP_TIME,
+    train_metric,
+)
 from reinforge.monitor.jsonl import read_jsonl
 
 Series = dict[str, tuple[list[float], list[float]]]
@@ -34,15 +44,15 @@ PANELS: list[Panel] = [
     # drawn per taskset (see _eval_series): one line each, mean@n or else accuracy
     Panel("eval accuracy", ("eval/*/accuracy", "eval/*/mean@*"), "accuracy"),
     # what the policy-gradient term alone contributes (sft/loss: the SFT preset's)
-    Panel("policy loss", ("train/policy/loss", "train/sft/loss"), "policy loss"),
+    Panel("policy loss", (train_metric(POLICY_LOSS), train_metric(SFT_LOSS)), "policy loss"),
     # the optimised total: policy loss + KL loss - entropy bonus
-    Panel("total loss", ("train/loss",), "loss"),
+    Panel("total loss", (TRAIN_LOSS,), "loss"),
     Panel(
         "KL",
-        ("train/kl_loss/value", "train/kl_penalty/mean", "train/policy/approx_kl*"),
+        (train_metric(KL_LOSS_VALUE), train_metric(KL_PENALTY_MEAN), "train/policy/approx_kl*"),
         "KL",
     ),
-    Panel("entropy", ("train/entropy/value",), "entropy (nats/token)"),
+    Panel("entropy", (train_metric(ENTROPY_VALUE),), "entropy (nats/token)"),
     Panel("response length", ("explore/response_length",), "tokens"),
     Panel(
         "judge",
@@ -60,7 +70,7 @@ PANELS: list[Panel] = [
         "seconds",
     ),
     Panel("masked experiences", ("explore/masked_experiences", "explore/masked/*"), "experiences"),
-    Panel("step time (s)", ("explore/step_time", "train/step_time"), "seconds"),
+    Panel("step time (s)", ("explore/step_time", TRAIN_STEP_TIME), "seconds"),
 ]
 EVAL_PANEL = "eval accuracy"
 

@@ -16,6 +16,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reinforge.core.metric_names import (
+    ENTROPY_VALUE,
+    KL_LOSS_VALUE,
+    POLICY_LOSS,
+    SFT_LOSS,
+    TRAIN_EXPERIENCES,
+    TRAIN_GRAD_NORM,
+    TRAIN_LOSS,
+    TRAIN_SKIPPED,
+    TRAIN_STEP_TIME,
+    TRAIN_SYNC_TIME,
+    train_metric,
+)
+
 # (label, metric) pairs shown for each kind of row, in this order, when present
 EXPLORE_FIELDS: tuple[tuple[str, str], ...] = (
     ("reward", "explore/reward_mean"),
@@ -28,19 +42,19 @@ EXPLORE_FIELDS: tuple[tuple[str, str], ...] = (
     ("response_length", "explore/response_length"),
 )
 TRAIN_FIELDS: tuple[tuple[str, str], ...] = (
-    ("loss", "train/loss"),
-    ("policy_loss", "train/policy/loss"),
-    ("sft_loss", "train/sft/loss"),
-    ("kl_loss", "train/kl_loss/value"),
-    ("entropy", "train/entropy/value"),
-    ("grad_norm", "train/grad_norm"),
-    ("experiences", "train/experiences"),
+    ("loss", TRAIN_LOSS),
+    ("policy_loss", train_metric(POLICY_LOSS)),
+    ("sft_loss", train_metric(SFT_LOSS)),
+    ("kl_loss", train_metric(KL_LOSS_VALUE)),
+    ("entropy", train_metric(ENTROPY_VALUE)),
+    ("grad_norm", TRAIN_GRAD_NORM),
+    ("experiences", TRAIN_EXPERIENCES),
 )
 # the latest value of each is kept on the progress bar, whichever row brought it
 HEADLINE_FIELDS: tuple[tuple[str, str], ...] = (
     ("reward", "explore/reward_mean"),
     ("accuracy", "explore/accuracy"),
-    ("loss", "train/loss"),
+    ("loss", TRAIN_LOSS),
 )
 _EVAL_ORDER = ("mean@", "std@", "best@", "worst@")
 _STEP_DESCRIPTION = re.compile(r"^step (\d+)\s*(.*)$")
@@ -284,12 +298,12 @@ class RunStatus:
             seconds = metrics.get("explore/step_time")
             head = "explored"
         elif kind == "train":
-            if metrics.get("train/skipped"):
+            if metrics.get(TRAIN_SKIPPED):
                 return f"{self.step_label(step)} trained: skipped (no usable experiences)"
             pairs = _pairs(metrics, TRAIN_FIELDS)
-            seconds = metrics.get("train/step_time")
-            if "train/sync_time" in metrics:
-                pairs.append(f"sync={float(metrics['train/sync_time']):.1f}s")
+            seconds = metrics.get(TRAIN_STEP_TIME)
+            if TRAIN_SYNC_TIME in metrics:
+                pairs.append(f"sync={float(metrics[TRAIN_SYNC_TIME]):.1f}s")
             head = "trained"
         else:
             shown = {k: v for k, v in metrics.items() if k != "step"}

@@ -23,8 +23,10 @@ from collections.abc import Sequence
 
 import torch
 
+from reinforge.algorithms import TrainBatch
 from reinforge.algorithms.policy_loss.common import ratio_metrics, token_log_ratio
 from reinforge.core import Experience
+from reinforge.core.metric_names import SAMPLER_OF_POLICY
 
 logger = logging.getLogger(__name__)
 
@@ -73,17 +75,15 @@ def trainer_rows(
     return rows
 
 
-def sampler_logprobs(
-    exps: Sequence[Experience], batch: dict[str, torch.Tensor]
-) -> torch.Tensor | None:
+def sampler_logprobs(exps: Sequence[Experience], batch: TrainBatch) -> torch.Tensor | None:
     """The engine's log-probs in the batch's shifted layout: collate's ``old_logprobs``
     when every experience has them, else built with zeros on the rows that have none
     (those rows are always trained with the trainer's own), None when no row has any."""
-    if "old_logprobs" in batch:
-        return batch["old_logprobs"]
+    if batch.old_logprobs is not None:
+        return batch.old_logprobs
     if all(exp.logprobs is None for exp in exps):
         return None
-    out = torch.zeros(batch["response_mask"].shape, dtype=torch.float32)
+    out = torch.zeros(batch.response_mask.shape, dtype=torch.float32)
     for row, exp in enumerate(exps):
         if exp.logprobs is not None:
             start = exp.prompt_length - 1
@@ -113,4 +113,4 @@ def sampler_mismatch(
     if sampler is None or not bool(mask.any()):
         return {}
     metrics = ratio_metrics(token_log_ratio(logp.detach(), sampler), mask)
-    return {key.replace("policy/", "sampler/"): value for key, value in metrics.items()}
+    return {SAMPLER_OF_POLICY[key]: value for key, value in metrics.items()}

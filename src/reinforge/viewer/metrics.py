@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from reinforge.core.metric_names import TRAIN_LOSS
+
 Series = list[tuple[int, float]]
 
 
@@ -65,6 +67,6 @@ def charts(series: dict[str, Series]) -> list[dict[str, Any]]:
             "title": "Eval accuracy per taskset",
             "lines": _pick(series, [f"eval/{name}/accuracy" for name in evals]),
         },
-        {"title": "Training loss", "lines": _pick(series, ["train/loss"])},
+        {"title": "Training loss", "lines": _pick(series, [TRAIN_LOSS])},
     ]
     return [chart for chart in out if chart["lines"]]

@@ -23,7 +23,7 @@ from reinforge.algorithms.collate import collate
 from reinforge.models import ModelWrapper
 from reinforge.models.engine import SamplingParams
 from reinforge.models.engines.vllm import VLLMEngine
-from reinforge.trainer.trainer import token_logprobs
+from reinforge.trainer.token_logprobs import token_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
@@ -46,8 +46,8 @@ def max_logprob_gap(engine: VLLMEngine, model: torch.nn.Module) -> float:
     batch = collate(exps, engine.tokenizer.pad_token_id)
     with torch.no_grad():
         logp, _ = token_logprobs(model, batch)
-    mask = batch["loss_mask"]
-    return float((logp - batch["old_logprobs"])[mask].abs().max())
+    mask = batch.loss_mask
+    return float((logp - batch.old_logprobs)[mask].abs().max())
 
 
 def perturbed(model: torch.nn.Module, seed: int) -> torch.nn.Module:

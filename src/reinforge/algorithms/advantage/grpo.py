@@ -25,6 +25,7 @@ from reinforge.algorithms.advantage.common import (
 )
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, GROUP_COUNT, GROUP_FLAT_FRACTION, REWARD
 
 
 @ADVANTAGE_FNS.register_module("grpo")
@@ -43,8 +44,8 @@ def grpo_advantage(
     for exp, adv, rew in zip(exps, advantages.tolist(), rewards.tolist(), strict=True):
         set_outcome_advantage(exp, adv, rew)
     return {
-        **summary("reward", rewards),
-        **summary("advantage", advantages),
-        "group/count": float(len(groups)),
-        "group/flat_fraction": flat_groups / max(len(groups), 1),
+        **summary(REWARD, rewards),
+        **summary(ADVANTAGE, advantages),
+        GROUP_COUNT: float(len(groups)),
+        GROUP_FLAT_FRACTION: flat_groups / max(len(groups), 1),
     }

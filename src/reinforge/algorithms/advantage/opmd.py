@@ -24,6 +24,7 @@ from reinforge.algorithms.advantage.common import (
 )
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, GROUP_COUNT, REWARD
 
 BASELINES = ("logavgexp", "mean")
 
@@ -51,7 +52,7 @@ def opmd_advantage(
     for exp, adv, rew in zip(exps, advantages.tolist(), rewards.tolist(), strict=True):
         set_outcome_advantage(exp, adv, rew)
     return {
-        **summary("reward", rewards.to(torch.float32)),
-        **summary("advantage", advantages),
-        "group/count": float(len(groups)),
+        **summary(REWARD, rewards.to(torch.float32)),
+        **summary(ADVANTAGE, advantages),
+        GROUP_COUNT: float(len(groups)),
     }

@@ -14,6 +14,7 @@ import torch
 from reinforge.algorithms.advantage.common import outcome_reward, set_outcome_advantage, summary
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, BASELINE_VALUE, REWARD
 
 BASELINES = ("mean", "none")
 
@@ -29,7 +30,7 @@ def reinforce_advantage(exps: Sequence[Experience], baseline: str = "mean") -> d
     for exp, adv, rew in zip(exps, advantages.tolist(), rewards.tolist(), strict=True):
         set_outcome_advantage(exp, adv, rew)
     return {
-        **summary("reward", rewards),
-        **summary("advantage", advantages),
-        "baseline/value": float(b),
+        **summary(REWARD, rewards),
+        **summary(ADVANTAGE, advantages),
+        BASELINE_VALUE: float(b),
     }

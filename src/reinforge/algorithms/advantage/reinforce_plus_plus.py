@@ -29,6 +29,7 @@ from reinforge.algorithms.masked import masked_whiten
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.algorithms.returns import discounted_returns
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, RETURN
 
 
 def token_rewards(exp: Experience) -> torch.Tensor:
@@ -88,6 +89,6 @@ def reinforce_plus_plus_advantage(
         exp.advantages = advantages[i, :n].clone()
     return {
         **metrics,
-        **summary("return", returns[mask]),
-        **summary("advantage", advantages[mask]),
+        **summary(RETURN, returns[mask]),
+        **summary(ADVANTAGE, advantages[mask]),
     }

@@ -19,6 +19,7 @@ from reinforge.algorithms.advantage.common import (
 )
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, GROUP_COUNT, REWARD
 
 
 @ADVANTAGE_FNS.register_module("rloo")
@@ -37,7 +38,7 @@ def rloo_advantage(exps: Sequence[Experience]) -> dict[str, float]:
     for exp, adv, rew in zip(exps, advantages.tolist(), rewards.tolist(), strict=True):
         set_outcome_advantage(exp, adv, rew)
     return {
-        **summary("reward", rewards),
-        **summary("advantage", advantages),
-        "group/count": float(len(groups)),
+        **summary(REWARD, rewards),
+        **summary(ADVANTAGE, advantages),
+        GROUP_COUNT: float(len(groups)),
     }

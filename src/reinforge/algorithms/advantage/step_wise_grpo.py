@@ -38,6 +38,7 @@ from reinforge.algorithms.advantage.common import (
 )
 from reinforge.algorithms.registry import ADVANTAGE_FNS
 from reinforge.core import Experience
+from reinforge.core.metric_names import ADVANTAGE, GROUP_COUNT, RETURN, RUN_COUNT, RUN_STEPS_MEAN
 
 REWARD_MODES = ("run", "step")
 
@@ -101,9 +102,9 @@ def step_wise_grpo_advantage(
     for exp, adv, ret in zip(exps, advantages.tolist(), returns.tolist(), strict=True):
         set_outcome_advantage(exp, adv, ret)
     return {
-        **summary("return", returns),
-        **summary("advantage", advantages),
-        "group/count": float(len(task_groups)),
-        "run/count": float(n_runs),
-        "run/steps_mean": len(exps) / max(n_runs, 1),
+        **summary(RETURN, returns),
+        **summary(ADVANTAGE, advantages),
+        GROUP_COUNT: float(len(task_groups)),
+        RUN_COUNT: float(n_runs),
+        RUN_STEPS_MEAN: len(exps) / max(n_runs, 1),
     }

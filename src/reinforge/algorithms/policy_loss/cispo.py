@@ -15,6 +15,7 @@ import torch
 from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.policy_loss.common import fraction, ratio_metrics, token_log_ratio
 from reinforge.algorithms.registry import POLICY_LOSS_FNS
+from reinforge.core.metric_names import POLICY_CLIP_FRAC, POLICY_LOSS
 
 
 @POLICY_LOSS_FNS.register_module("cispo")
@@ -36,8 +37,8 @@ def cispo_policy_loss(
     loss_mat = -advantages * weight * logprobs
     loss = aggregate_loss(loss_mat, mask, loss_agg_mode, loss_agg_horizon)
     metrics = {
-        "policy/loss": float(loss.detach()),
-        "policy/clip_frac": fraction(weight != ratio, mask),
+        POLICY_LOSS: float(loss.detach()),
+        POLICY_CLIP_FRAC: fraction(weight != ratio, mask),
         **ratio_metrics(log_ratio, mask),
     }
     return loss, metrics

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from reinforge.algorithms.masked import masked_mean
+from reinforge.core.metric_names import POLICY_APPROX_KL_K1, POLICY_APPROX_KL_K3, POLICY_RATIO_MEAN
 
 # exp(±20) is far outside any clip range; clamping keeps exp() finite on stale tokens.
 LOG_RATIO_CLAMP = 20.0
@@ -24,9 +25,9 @@ def ratio_metrics(log_ratio: torch.Tensor, mask: torch.Tensor) -> dict[str, floa
     lr = log_ratio.detach()
     ratio = lr.exp()
     return {
-        "policy/approx_kl_k1": float(masked_mean(-lr, mask)),
-        "policy/approx_kl_k3": float(masked_mean(ratio - 1.0 - lr, mask)),
-        "policy/ratio_mean": float(masked_mean(ratio, mask)),
+        POLICY_APPROX_KL_K1: float(masked_mean(-lr, mask)),
+        POLICY_APPROX_KL_K3: float(masked_mean(ratio - 1.0 - lr, mask)),
+        POLICY_RATIO_MEAN: float(masked_mean(ratio, mask)),
     }
 
 

@@ -18,6 +18,7 @@ from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.masked import masked_mean
 from reinforge.algorithms.policy_loss.common import fraction, ratio_metrics, token_log_ratio
 from reinforge.algorithms.registry import POLICY_LOSS_FNS
+from reinforge.core.metric_names import POLICY_CLIP_FRAC, POLICY_LOSS, POLICY_SEQ_RATIO_MEAN
 
 # Cap on log s_i: a sequence ratio above e^10 is a stale batch, not a signal.
 SEQ_LOG_RATIO_MAX = 10.0
@@ -47,9 +48,9 @@ def gspo_policy_loss(
     has_tokens = mask.bool().any(dim=-1)
     seq_ratio = seq_log_ratio.detach().exp()
     metrics = {
-        "policy/loss": float(loss.detach()),
-        "policy/clip_frac": fraction(clipped > unclipped, mask),
-        "policy/seq_ratio_mean": float(masked_mean(seq_ratio, has_tokens)),
+        POLICY_LOSS: float(loss.detach()),
+        POLICY_CLIP_FRAC: fraction(clipped > unclipped, mask),
+        POLICY_SEQ_RATIO_MEAN: float(masked_mean(seq_ratio, has_tokens)),
         **ratio_metrics(log_ratio, mask),
     }
     return loss, metrics

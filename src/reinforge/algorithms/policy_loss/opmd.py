@@ -14,6 +14,7 @@ import torch
 
 from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.registry import POLICY_LOSS_FNS
+from reinforge.core.metric_names import POLICY_LOSS
 
 
 @POLICY_LOSS_FNS.register_module("opmd")
@@ -32,4 +33,4 @@ def opmd_policy_loss(
         raise ValueError(f"tau must be positive, got {tau}")
     loss = aggregate_loss(-advantages * logprobs, mask, loss_agg_mode, loss_agg_horizon)
     loss = loss / (1.0 + tau)
-    return loss, {"policy/loss": float(loss.detach())}
+    return loss, {POLICY_LOSS: float(loss.detach())}

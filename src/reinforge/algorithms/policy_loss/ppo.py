@@ -18,6 +18,7 @@ import torch
 from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.policy_loss.common import fraction, ratio_metrics, token_log_ratio
 from reinforge.algorithms.registry import POLICY_LOSS_FNS
+from reinforge.core.metric_names import POLICY_CLIP_FRAC, POLICY_DUAL_CLIP_FRAC, POLICY_LOSS
 
 
 @POLICY_LOSS_FNS.register_module("ppo")
@@ -50,9 +51,9 @@ def ppo_policy_loss(
         loss_mat = torch.where(negative, torch.minimum(loss_mat, cap), loss_mat)
     loss = aggregate_loss(loss_mat, mask, loss_agg_mode, loss_agg_horizon)
     metrics = {
-        "policy/loss": float(loss.detach()),
-        "policy/clip_frac": fraction(clip_active, mask),
-        "policy/dual_clip_frac": fraction(dual_active, mask),
+        POLICY_LOSS: float(loss.detach()),
+        POLICY_CLIP_FRAC: fraction(clip_active, mask),
+        POLICY_DUAL_CLIP_FRAC: fraction(dual_active, mask),
         **ratio_metrics(log_ratio, mask),
     }
     return loss, metrics

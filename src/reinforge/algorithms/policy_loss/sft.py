@@ -10,6 +10,7 @@ import torch
 
 from reinforge.algorithms.aggregate import aggregate_loss
 from reinforge.algorithms.registry import POLICY_LOSS_FNS
+from reinforge.core.metric_names import SFT_LOSS
 
 
 @POLICY_LOSS_FNS.register_module("sft")
@@ -24,4 +25,4 @@ def sft_loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """``aggregate(−log π_θ(y_t))`` over the masked tokens."""
     loss = aggregate_loss(-logprobs, mask, loss_agg_mode, loss_agg_horizon)
-    return loss, {"sft/loss": float(loss.detach())}
+    return loss, {SFT_LOSS: float(loss.detach())}

@@ -1,0 +1,44 @@
+"""``TrainBatch``: the right-padded tensors of a micro-batch, as ``collate`` packs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class TrainBatch:
+    """A micro-batch of ``B`` experiences as training tensors.
+
+    Full-sequence tensors are ``[B, L]`` (``L`` the longest sequence); per-token
+    training tensors are ``[B, L - 1]`` in the shifted layout (column ``j`` is the
+    prediction of token ``j + 1``); per-sequence ones are ``[B]``. See
+    ``reinforge.algorithms.collate`` for the alignment. The optional fields are None
+    unless every experience of the batch has that field.
+    """
+
+    #: ``[B, L]`` long, right-padded with the pad token
+    input_ids: torch.Tensor
+    #: ``[B, L]`` long, 1 on real tokens
+    attention_mask: torch.Tensor
+    #: ``[B, L]`` long, ``0..n-1`` on real tokens, 0 on padding
+    position_ids: torch.Tensor
+    #: ``[B, L - 1]`` bool: the target is a response token (generated or not)
+    response_mask: torch.Tensor
+    #: ``[B, L - 1]`` bool: the target is a response token with ``action_mask`` 1
+    loss_mask: torch.Tensor
+    #: ``[B]`` long
+    prompt_lengths: torch.Tensor
+    #: ``[B]`` long
+    response_lengths: torch.Tensor
+    #: ``[B, L - 1]`` float32, the engine's sampled log-probs
+    old_logprobs: torch.Tensor | None = None
+    #: ``[B, L - 1]`` float32
+    advantages: torch.Tensor | None = None
+    #: ``[B, L - 1]`` float32
+    returns: torch.Tensor | None = None
+    #: ``[B, L - 1]`` float32
+    token_level_rewards: torch.Tensor | None = None
+    #: ``[B]`` float32
+    rewards: torch.Tensor | None = None

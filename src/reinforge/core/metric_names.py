@@ -1,0 +1,86 @@
+"""The names of the metrics training emits, in one place.
+
+A training step reports a flat ``{name: value}`` row (``metrics.jsonl``, TensorBoard
+tags, the console). The algorithms' pure functions name their metrics without the
+``train/`` prefix (``policy/loss``); the trainer adds it when it reports them
+(``train/policy/loss``, see ``train_metric``). The names are part of what a run
+stores, so they never change; readers of stored rows (``reinforge summary``, the
+monitor, the viewer) look them up here too.
+
+It lives in ``core`` because the algorithms, which import only ``core``, emit most
+of them.
+"""
+
+from __future__ import annotations
+
+#: the prefix of every metric of a training step
+TRAIN_PREFIX = "train/"
+
+
+def train_metric(name: str) -> str:
+    """The reported name of a step metric named ``name`` by an algorithm or the trainer."""
+    return TRAIN_PREFIX + name
+
+
+# ---- the trainer's step ------------------------------------------------------------------
+
+#: 1.0 on a step that had nothing to train on (reported only; the launcher reads
+#: ``StepResult.skipped``)
+TRAIN_SKIPPED = "train/skipped"
+TRAIN_STALE_DROPPED = "train/stale_dropped"
+TRAIN_NONFINITE_GRAD = "train/nonfinite_grad"
+TRAIN_GRAD_NORM = "train/grad_norm"
+TRAIN_LR = "train/lr"
+TRAIN_EXPERIENCES = "train/experiences"
+TRAIN_TOKENS = "train/tokens"
+TRAIN_STEP_TIME = "train/step_time"
+TRAIN_SAMPLES_PER_MIN = "train/samples_per_min"
+#: seconds the launcher spent syncing weights into the engine after the step
+TRAIN_SYNC_TIME = "train/sync_time"
+
+# ---- per micro-batch, averaged over the step (reported with the train/ prefix) ----------
+
+#: the optimised total: policy loss + KL loss - entropy bonus
+LOSS = "loss"
+TRAIN_LOSS = train_metric(LOSS)
+
+# policy losses
+POLICY_LOSS = "policy/loss"
+POLICY_CLIP_FRAC = "policy/clip_frac"
+POLICY_DUAL_CLIP_FRAC = "policy/dual_clip_frac"
+POLICY_SEQ_RATIO_MEAN = "policy/seq_ratio_mean"
+POLICY_APPROX_KL_K1 = "policy/approx_kl_k1"
+POLICY_APPROX_KL_K3 = "policy/approx_kl_k3"
+POLICY_RATIO_MEAN = "policy/ratio_mean"
+SFT_LOSS = "sft/loss"
+
+#: the engine's log-probs against the trainer's on the same weights: the importance
+#: ratio metrics of ``policy/`` computed with the sampler as π_old
+SAMPLER_APPROX_KL_K1 = "sampler/approx_kl_k1"
+SAMPLER_APPROX_KL_K3 = "sampler/approx_kl_k3"
+SAMPLER_RATIO_MEAN = "sampler/ratio_mean"
+SAMPLER_OF_POLICY: dict[str, str] = {
+    POLICY_APPROX_KL_K1: SAMPLER_APPROX_KL_K1,
+    POLICY_APPROX_KL_K3: SAMPLER_APPROX_KL_K3,
+    POLICY_RATIO_MEAN: SAMPLER_RATIO_MEAN,
+}
+
+# KL and entropy terms
+KL_LOSS_VALUE = "kl_loss/value"
+KL_LOSS_COEF = "kl_loss/coef"
+KL_PENALTY_MEAN = "kl_penalty/mean"
+KL_PENALTY_COEF = "kl_penalty/coef"
+ENTROPY_VALUE = "entropy/value"
+ENTROPY_COEF = "entropy/coef"
+
+# ---- per step, from the advantage estimator (reported with the train/ prefix) -----------
+
+#: prefixes of the ``/mean``, ``/std``, ``/max``, ``/min`` summaries
+REWARD = "reward"
+ADVANTAGE = "advantage"
+RETURN = "return"
+GROUP_COUNT = "group/count"
+GROUP_FLAT_FRACTION = "group/flat_fraction"
+BASELINE_VALUE = "baseline/value"
+RUN_COUNT = "run/count"
+RUN_STEPS_MEAN = "run/steps_mean"

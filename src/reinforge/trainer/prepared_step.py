@@ -1,0 +1,35 @@
+"""``PreparedStep``: a training step's inputs, made ready before any weight changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from reinforge.algorithms import TrainBatch
+from reinforge.core import Experience
+
+
+@dataclass
+class PreparedStep:
+    """What the update phase of a step consumes, one entry per micro-batch.
+
+    Everything here is computed with the weights as they were when the step began:
+    the advantages (already set on the experiences), the reference's log-probs, and
+    which rows take π_old from the trainer's own first pass.
+    """
+
+    #: the usable experiences, sorted by length
+    experiences: list[Experience]
+    #: ``experiences`` split into micro-batches
+    micro_batches: list[list[Experience]]
+    #: each micro-batch collated
+    batches: list[TrainBatch]
+    #: the reference's token log-probs per micro-batch (empty without a KL loss)
+    ref_logprobs: list[torch.Tensor]
+    #: ``[B]`` bool per micro-batch: rows whose π_old is the trainer's first-pass log-prob
+    own_rows: list[torch.Tensor]
+    #: action tokens of the whole step (a micro-batch's share of the loss is its part)
+    total_tokens: float
+    #: the advantage estimator's metrics, named with the train/ prefix
+    metrics: dict[str, float]

@@ -1,0 +1,97 @@
+"""Token log-probabilities of a collated batch under a causal LM: the policy's and the
+reference's forward pass.
+
+The vocabulary projection is the largest cost and transient of a forward pass, so it
+runs only on the columns a loss needs (the response positions), in chunks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from reinforge.algorithms import TrainBatch
+
+#: positions per chunk of the vocabulary projection: 256 x 49,152 logits are ~125 MB
+#: in flight (bf16 logits, fp32 copy, log-softmax), however many positions a batch has
+VOCAB_CHUNK = 256
+
+
+def _pick_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    logits = head(hidden).float()
+    return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None])[:, 0]
+
+
+def _vocab_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target) at each row of ``hidden``, projected onto the vocabulary
+    ``VOCAB_CHUNK`` rows at a time. With gradients each chunk is checkpointed: only its
+    hidden states are kept and backward recomputes its logits, so the
+    positions x vocabulary tensors never all exist at once (they were the largest
+    transient of a step: ~0.3 GB for 500 positions)."""
+    parts = []
+    for start in range(0, hidden.shape[0], VOCAB_CHUNK):
+        args = (head, hidden[start : start + VOCAB_CHUNK], targets[start : start + VOCAB_CHUNK])
+        if torch.is_grad_enabled() and hidden.requires_grad:
+            parts.append(checkpoint(_pick_logprobs, *args, use_reentrant=False))
+        else:
+            parts.append(_pick_logprobs(*args))
+    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
+def _packed_logprobs(model: Any, batch: TrainBatch, only: torch.Tensor) -> torch.Tensor:
+    """``token_logprobs`` for the columns in ``only`` (others 0): the decoder runs on the
+    whole batch, but the vocabulary projection and log-softmax only on those columns,
+    with no prompt or padding positions in between."""
+    input_ids = batch.input_ids
+    hidden = model.get_decoder()(
+        input_ids=input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        use_cache=False,
+    ).last_hidden_state
+    picked = _vocab_logprobs(
+        model.get_output_embeddings(), hidden[:, :-1][only], input_ids[:, 1:][only]
+    )
+    logp = picked.new_zeros(only.shape)
+    logp[only] = picked
+    return logp
+
+
+def token_logprobs(
+    model: Any,
+    batch: TrainBatch,
+    with_logits: bool = False,
+    only: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p(token j+1 | tokens <= j) for the columns j of a collated batch.
+
+    With ``only`` (a bool mask of columns, e.g. the batch's ``response_mask``) the
+    vocabulary projection runs on exactly those columns. Otherwise logits are
+    computed from the first column any row's response needs (``logits_to_keep``):
+    the projection of prompt positions, often half the tokens, is skipped. Columns
+    not computed are returned as zeros (masked out).
+    """
+    if only is not None and not with_logits:
+        return _packed_logprobs(model, batch, only), None
+    input_ids = batch.input_ids
+    width = input_ids.shape[1] - 1
+    first = int(batch.prompt_lengths.min()) - 1
+    first = max(0, min(first, width - 1))
+    keep = torch.arange(first, width, device=input_ids.device)
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        use_cache=False,
+        logits_to_keep=keep,
+    ).logits.float()
+    part = torch.log_softmax(logits, dim=-1).gather(-1, input_ids[:, first + 1 :, None])[..., 0]
+    logp = part.new_zeros(input_ids.shape[0], width)
+    logp[:, first:] = part
+    if not with_logits:
+        return logp, None
+    full = logits.new_zeros(input_ids.shape[0], width, logits.shape[-1])
+    full[:, first:] = logits
+    return logp, full
