@@ -47,7 +47,7 @@ def sampling_gap(exps: list[Experience], model_path: Path, weights: dict | None 
     batch = collate(exps, AutoTokenizer.from_pretrained(model_path).pad_token_id)
     with torch.no_grad():
         logp, _ = token_logprobs(model, batch)
-    return float((logp - batch["old_logprobs"])[batch["loss_mask"]].abs().max())
+    return float((logp - batch.old_logprobs)[batch.loss_mask].abs().max())
 
 
 # starts vLLM (and Ray) and trains the 135M model twice: ~2-3 min alone, and past the
