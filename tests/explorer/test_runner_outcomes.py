@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from reinforge.core import Experience, Task
-from reinforge.explorer.explorer import ResultStats, step_metrics
 from reinforge.explorer.messages import FAILED, OK, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
+from reinforge.explorer.step_stats import ResultStats, step_metrics
 from reinforge.models import MockEngine
 from reinforge.workflows import WORKFLOWS, Workflow
 
