@@ -47,7 +47,7 @@ class OldResettable(Workflow):
 
 def request(workflow: str, q: str = "hi", retries: int = 0) -> TaskRequest:
     task = Task(workflow=workflow, raw_task={"q": q}, task_id=q)
-    return TaskRequest(task.to_dict(), 1, 0, 30.0, retries)
+    return TaskRequest(task, 1, 0, 30.0, retries)
 
 
 def run_all(runner: WorkflowRunner, requests: list[TaskRequest]):

@@ -98,7 +98,7 @@ class Workflow:
         self.task = task
         self.model = model
         self.auxiliary_models = auxiliary_models or []
-        self.repeat_times = task.repeat_times or 1
+        self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
     @property
