@@ -322,3 +322,25 @@ def test_the_explorer_runs_a_non_repeating_workflow_repeat_times_times(tmp_path)
     runs = {(e.eid.task, e.eid.run) for e in exps}
     assert len(exps) == len(runs) == 32  # each run makes one rollout: its copy's n is 1
     assert {run for _, run in runs} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    ("buffer", "steps"),
+    [({}, 3), ({"total_epochs": 2}, 6), ({"total_steps": 2}, 2), ({"batch_size": 5}, 4)],
+)
+def test_the_explorer_says_how_many_steps_it_plans(tmp_path, buffer, steps):
+    """Asked before the taskset is opened (a train-only process), the explorer counts
+    its tasks without recording its invalid rows; after, it counts what it opened."""
+    write_taskset(tmp_path / "tasks.jsonl", 20, extra_lines=['{"question": "no answer"}'])
+    cfg = make_config(tmp_path, **buffer)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
+    try:
+        assert explorer.planned_steps() == steps
+        assert explorer.storage.task_results() == []
+        cursor = explorer.open_taskset()
+        assert explorer.planned_steps() == cursor.total == steps
+        assert len(explorer.storage.task_results("invalid")) == 1
+    finally:
+        explorer.close()

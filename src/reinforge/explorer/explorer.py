@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import reinforge.rewards  # registers the built-in reward functions
 import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
-from reinforge.buffer import SQLiteExperienceStorage, TaskRecord, load_taskset
+from reinforge.buffer import LoadedTaskset, SQLiteExperienceStorage, TaskRecord, load_taskset
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
@@ -68,6 +68,7 @@ class Explorer:
         self.pipeline = pipeline
         self._tasks: list[Task] = []
         self._taskset_name = ""
+        self._taskset_open = False
         self.buffer_cfg = buffer
         self.cfg = explorer
         self.storage = storage
@@ -122,13 +123,18 @@ class Explorer:
             auxiliary=auxiliary,
         )
 
-    def _load(self, taskset: TasksetConfig) -> list[Task]:
-        loaded = load_taskset(
+    def _read(self, taskset: TasksetConfig) -> LoadedTaskset:
+        return load_taskset(
             taskset,
             base_dir=self.config_dir,
             default_workflow=self.cfg.default_workflow_type,
             default_reward_fn=self.cfg.default_reward_fn_type,
         )
+
+    def _load(self, taskset: TasksetConfig) -> list[Task]:
+        """The taskset's tasks, its invalid rows recorded and reported, and every
+        workflow and reward name checked (an unknown one fails before any work)."""
+        loaded = self._read(taskset)
         if loaded.invalid:
             self.storage.write_task_results(
                 [
@@ -163,19 +169,40 @@ class Explorer:
 
         return await self.scheduler.run(requests, on_result)
 
-    def open_taskset(self) -> TasksetCursor:
-        """Load the training taskset and position a cursor at its start."""
+    def _training_taskset(self) -> TasksetConfig:
         taskset = self.buffer_cfg.explorer_input.taskset
         if taskset is None:
             raise ValueError("buffer.explorer_input.taskset is not set")
-        self._tasks = self._load(taskset)
-        self._taskset_name = taskset.name
+        return taskset
+
+    def _cursor(self, num_tasks: int) -> TasksetCursor:
         return TasksetCursor(
-            num_tasks=len(self._tasks),
+            num_tasks=num_tasks,
             batch_size=self.buffer_cfg.batch_size,
             total_epochs=self.buffer_cfg.total_epochs,
             total_steps=self.buffer_cfg.total_steps,
         )
+
+    def open_taskset(self) -> TasksetCursor:
+        """Load the training taskset and position a cursor at its start."""
+        taskset = self._training_taskset()
+        self._tasks = self._load(taskset)
+        self._taskset_name = taskset.name
+        self._taskset_open = True
+        return self._cursor(len(self._tasks))
+
+    def planned_steps(self) -> int:
+        """How many explore steps the training taskset takes under this config (its
+        size, ``batch_size``, ``total_epochs``, ``total_steps``).
+
+        Counted from the tasks ``open_taskset`` loaded; before that (a train-only
+        process, which explores nothing) the taskset is read to count its tasks, and
+        its invalid rows are neither recorded nor reported: the explore process does
+        that.
+        """
+        if self._taskset_open:
+            return self._cursor(len(self._tasks)).total
+        return self._cursor(len(self._read(self._training_taskset()).tasks)).total
 
     async def explore_step(self, cursor: TasksetCursor) -> StepOutput | None:
         """Run the next batch of the taskset, pass it through the pipeline, store it.
