@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reinforge.core.generation import FormatConfig, GenerationConfig
 
-# Set by ``reinforge.workflows`` / ``reinforge.rewards`` on import, so that a Task
-# carrying a *name* can be resolved without ``core`` depending on higher layers;
-# the package is imported on demand when nobody has imported it yet.
+# How a Task turns a workflow or reward_fn *name* into its class. ``core`` imports
+# nothing above it, so the registries are reached through these functions, which
+# the ``reinforge`` package installs on import (``reinforge.name_resolvers``).
 _resolvers: dict[str, Callable[[str], Any]] = {}
-_resolver_packages = {"workflow": "reinforge.workflows", "reward_fn": "reinforge.rewards"}
 
 
 def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
@@ -25,9 +23,13 @@ def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
 def _resolve(kind: str, value: Any) -> Any:
     if value is None or not isinstance(value, str):
         return value
-    if kind not in _resolvers:
-        importlib.import_module(_resolver_packages[kind])
-    return _resolvers[kind](value)
+    resolver = _resolvers.get(kind)
+    if resolver is None:
+        raise LookupError(
+            f"cannot resolve {kind} {value!r}: no {kind} resolver is installed "
+            "(the reinforge package installs them on import)"
+        )
+    return resolver(value)
 
 
 def _try_resolve(kind: str, name: str) -> Any:
