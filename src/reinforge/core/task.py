@@ -11,7 +11,7 @@ from reinforge.core.generation import FormatConfig, GenerationConfig
 
 # How a Task turns a workflow or reward_fn *name* into its class. ``core`` imports
 # nothing above it, so the registries are reached through these functions, which
-# the ``reinforge`` package installs on import (``reinforge.name_resolvers``).
+# the ``reinforge`` package installs on import (``reinforge/__init__.py``).
 _resolvers: dict[str, Callable[[str], Any]] = {}
 
 
