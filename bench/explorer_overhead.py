@@ -15,7 +15,7 @@ at run time, one more measurement with it is printed, labelled as such.
 Per phase (summed over all steps of one explore run):
 
 * load: reading the jsonl taskset into Tasks (``Explorer._load``)
-* requests: building TaskRequests (``make_requests``, i.e. ``Task.to_dict`` per task)
+* requests: building TaskRequests (``make_requests``; the Task itself travels)
 * schedule+workflow: ``Scheduler.run`` (requests → runners → workflows → results)
 * sqlite write: ``storage.write`` (experiences) + ``storage.write_task_results``
 * other: the rest of the explore loop (step metrics, thread hand-offs) and garbage

@@ -29,11 +29,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 #: (importing module, imported package) pairs that break the layering today
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    # a Task resolves workflow / reward names by importing the registries (issue 23)
-    ("reinforge.core.task", "workflows"),
-    ("reinforge.core.task", "rewards"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 #: import circles inside one package today, each as its sorted member modules
 KNOWN_CIRCLES: set[tuple[str, ...]] = {

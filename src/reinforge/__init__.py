@@ -9,9 +9,12 @@ reward functions a timeout worker process imports - do not pull in torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from reinforge.core.lazy_exports import lazy_exports
+from reinforge.core.task import set_resolver
 
 __version__ = "0.1.0"
 
@@ -51,3 +54,33 @@ if TYPE_CHECKING:
 
 
 __getattr__, __dir__ = lazy_exports("reinforge", globals(), _EXPORTS)
+
+#: Task field -> the package that fills its registry, and the registry's name there
+_TASK_NAME_REGISTRIES = {
+    "workflow": ("reinforge.workflows", "WORKFLOWS"),
+    "reward_fn": ("reinforge.rewards", "REWARD_FUNCTIONS"),
+}
+
+
+def _resolve_on_first_use(kind: str, package: str, registry: str) -> Callable[[str], Any]:
+    """A Task name resolver that imports ``package`` (registering its built-ins) on
+    its first call, then hands ``kind`` over to the registry's own lookup."""
+
+    def resolve(name: str) -> Any:
+        lookup = getattr(importlib.import_module(package), registry).get
+        set_resolver(kind, lookup)
+        return lookup(name)
+
+    return resolve
+
+
+def _install_task_name_resolvers() -> None:
+    """``reinforge.core`` imports nothing above it, so a Task given
+    ``workflow="math_workflow"`` reaches the registries through the resolvers
+    installed here: this package is imported before any of its modules,
+    ``reinforge.core.task`` included."""
+    for kind, (package, registry) in _TASK_NAME_REGISTRIES.items():
+        set_resolver(kind, _resolve_on_first_use(kind, package, registry))
+
+
+_install_task_name_resolvers()

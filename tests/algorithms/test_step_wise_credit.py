@@ -56,9 +56,7 @@ def _explore(tmp_path: Path) -> list[Experience]:
             batch_id=1,
             task_id="t",
         )
-        request = TaskRequest(
-            task.to_dict(), repeat_times=1, run_id_base=run, timeout=30, max_retries=0
-        )
+        request = TaskRequest(task, repeat_times=1, run_id_base=run, timeout=30, max_retries=0)
         result = asyncio.run(runner.run(request))
         assert result.ok, result.error
         exps += result.experiences

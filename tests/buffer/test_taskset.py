@@ -365,3 +365,11 @@ def test_subset_name_picks_a_readme_config(tmp_path: Path) -> None:
         load_taskset(config(folder))
     with pytest.raises(TasksetError, match="subset_name applies to a dataset folder"):
         load_taskset(config(folder / "easy.jsonl", subset_name="easy"))
+
+
+def test_repeat_times_sets_rollout_args_n_of_every_task(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "train.jsonl", ROWS)
+    loaded = load_taskset(config(path, repeat_times=4, rollout_args={"temperature": 0.5}))
+    assert {(t.repeat_times, t.rollout_args.n) for t in loaded.tasks} == {(4, 4)}
+    assert {t.rollout_args.temperature for t in loaded.tasks} == {0.5}
+    assert len({id(t.rollout_args) for t in loaded.tasks}) == 1  # one config, not one per row

@@ -118,3 +118,31 @@ def test_a_class_set_after_construction_is_what_to_dict_sends() -> None:
     assert data["workflow"] == f"{__name__}.DummyWorkflow"
     assert data["reward_fn"] == "format_reward"
     assert Task.from_dict(data).workflow is DummyWorkflow
+
+
+def test_repeat_times_is_the_number_of_rollouts_and_sets_rollout_args_n() -> None:
+    shared = GenerationConfig(temperature=0.5)
+    task = Task(repeat_times=4, rollout_args=shared)
+    assert task.repeat_times == task.rollout_args.n == 4
+    assert shared.n == 1  # a config shared by other tasks is not changed
+    assert task.rollout_args.temperature == 0.5
+    unset = Task(rollout_args=GenerationConfig(n=3))
+    assert unset.repeat_times == unset.rollout_args.n == 3  # unset: rollout_args.n
+    assert Task().repeat_times == 1
+    assert Task.from_dict(task.to_dict()).repeat_times == 4
+
+
+def test_a_run_gets_a_copy_it_may_change() -> None:
+    task = make_task()
+    run = task.for_run(1)
+    assert run is not task and run.rollout_args.n == 1 and task.rollout_args.n == 4
+    run.workflow_args["max_turns"] = 9
+    run.reward_fn_args.clear()
+    run.index["row"] = 0
+    run.rollout_args.stop.append("<end>")
+    run.format_args.prompt_key = "other"
+    run.task_id = "changed"
+    assert task.to_dict() == make_task().to_dict()
+    assert run.raw_task is task.raw_task  # the row as read is shared
+    assert run.workflow is task.workflow and run.to_dict()["reward_fn"] == "math_reward"
+    assert task.for_run(4).to_dict() == task.to_dict()

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import threading
+from collections import Counter
 
 import pytest
 
@@ -263,3 +264,83 @@ def test_eval_run_again_at_the_same_step_records_each_task_once(tmp_path):
     assert sorted(r.task for r in records if r.taskset == "arith-eval") == [
         str(i) for i in range(5)
     ]
+
+
+# ---- repeat_times: the number of rollouts per task, however a workflow makes them ----
+
+
+@WORKFLOWS.register_module("test_samples_rollout_args_n")
+class SamplesRolloutArgsN(Workflow):
+    """A Trinity-RFT style workflow: all rollouts in one call, ``n=self.rollout_args.n``."""
+
+    can_repeat = True
+
+    def __init__(self, *, task, model, auxiliary_models=None):
+        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
+        self.rollout_args = task.rollout_args
+
+    def run(self):
+        exps = self.model.chat(
+            [{"role": "user", "content": self.task.raw_task["question"]}],
+            n=self.rollout_args.n,
+        )
+        for i, exp in enumerate(exps):
+            exp.reward = 1.0
+            exp.eid.run = self.run_id_base + i
+        return exps
+
+
+@WORKFLOWS.register_module("test_one_rollout_per_run")
+class OneRolloutPerRun(Workflow):
+    """Not ``can_repeat``: one rollout per call, sampled with the task's ``rollout_args.n``."""
+
+    def run(self):
+        return self.model.chat(
+            [{"role": "user", "content": self.task.raw_task["question"]}],
+            n=self.task.rollout_args.n,
+        )
+
+
+def test_a_workflow_sampling_rollout_args_n_gets_repeat_times_rollouts(tmp_path):
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path, workflow="test_samples_rollout_args_n", reward=None, total_steps=1)
+    assert cfg.buffer.explorer_input.taskset.rollout_args.n == 1  # not set in the YAML
+    summary = run_explore(cfg)
+    assert summary.status_counts == {"ok": 8}
+    exps = SQLiteExperienceStorage(cfg.storage_path).read()
+    per_task = Counter(e.eid.task for e in exps)
+    assert len(per_task) == 8 and set(per_task.values()) == {4}  # repeat_times: 4
+    assert {e.eid.run for e in exps} == {0, 1, 2, 3}
+
+
+def test_the_explorer_runs_a_non_repeating_workflow_repeat_times_times(tmp_path):
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path, workflow="test_one_rollout_per_run", reward=None, total_steps=1)
+    summary = run_explore(cfg)
+    assert summary.tasks == 8 and summary.status_counts == {"ok": 32}  # one request per run
+    exps = SQLiteExperienceStorage(cfg.storage_path).read()
+    runs = {(e.eid.task, e.eid.run) for e in exps}
+    assert len(exps) == len(runs) == 32  # each run makes one rollout: its copy's n is 1
+    assert {run for _, run in runs} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    ("buffer", "steps"),
+    [({}, 3), ({"total_epochs": 2}, 6), ({"total_steps": 2}, 2), ({"batch_size": 5}, 4)],
+)
+def test_the_explorer_says_how_many_steps_it_plans(tmp_path, buffer, steps):
+    """Asked before the taskset is opened (a train-only process), the explorer counts
+    its tasks without recording its invalid rows; after, it counts what it opened."""
+    write_taskset(tmp_path / "tasks.jsonl", 20, extra_lines=['{"question": "no answer"}'])
+    cfg = make_config(tmp_path, **buffer)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
+    try:
+        assert explorer.planned_steps() == steps
+        assert explorer.storage.task_results() == []
+        cursor = explorer.open_taskset()
+        assert explorer.planned_steps() == cursor.total == steps
+        assert len(explorer.storage.task_results("invalid")) == 1
+    finally:
+        explorer.close()

@@ -141,7 +141,7 @@ def test_unknown_workflow_name_is_reported_per_task():
     from reinforge.explorer.messages import TaskRequest
 
     req = TaskRequest(
-        task=_task("no_such_workflow", 0).to_dict(),
+        task=_task("no_such_workflow", 0),
         repeat_times=1,
         run_id_base=0,
         timeout=5,
@@ -195,3 +195,43 @@ def test_abandoned_workflow_cannot_write_into_the_next_tasks_history():
         scheduler.close()
     assert [r.status for r in results] == [TIMEOUT, OK]
     assert results[1].experiences[0].reward == 0.0
+
+
+MUTATIONS: list[tuple[int, str | None, dict]] = []
+
+
+@WORKFLOWS.register_module("test_mutates_its_task")
+class MutatesItsTask(Workflow):
+    """Changes its task's settings, then fails its first attempt."""
+
+    def run(self):
+        task = self.task
+        MUTATIONS.append((task.rollout_args.n, task.workflow_args.get("seen"), dict(task.index)))
+        task.workflow_args["seen"] = "yes"
+        task.index["row"] = -1
+        task.rollout_args.n = 99
+        task.rollout_args.stop.append("<changed>")
+        if len(MUTATIONS) == 1:
+            raise ConnectionError("transient")
+        return [Experience(tokens=[1, 2, 3], prompt_length=2, reward=1.0)]
+
+
+def test_each_attempt_runs_on_its_own_copy_of_the_task():
+    MUTATIONS.clear()
+    task = Task(
+        workflow="test_mutates_its_task",
+        repeat_times=2,
+        raw_task={"question": "1 + 1?"},
+        workflow_args={"max_turns": 3},
+        index={"row": 7},
+        task_id=7,
+    )
+    requests = make_requests([task], taskset="t", timeout=10, max_retries=1)
+    assert all(r.task is task for r in requests)  # in this process the Task itself travels
+    results = _run([task], timeout=10, retries=1, concurrency=1)
+    assert [r.status for r in results] == ["ok", "ok"]
+    assert [r.attempts for r in results] == [2, 1]  # the first attempt failed and was retried
+    # every attempt (the retry too) saw the task as it was built, whatever the last one changed
+    assert MUTATIONS == [(1, None, {"row": 7})] * 3
+    assert task.workflow_args == {"max_turns": 3} and task.index == {"row": 7}
+    assert task.rollout_args.n == 2 and task.rollout_args.stop == []

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from reinforge.core import Experience, Task
-from reinforge.explorer.explorer import ResultStats, step_metrics
 from reinforge.explorer.messages import FAILED, OK, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
+from reinforge.explorer.step_stats import ResultStats, step_metrics
 from reinforge.models import MockEngine
 from reinforge.workflows import WORKFLOWS, Workflow
 
@@ -47,7 +47,7 @@ class OldResettable(Workflow):
 
 def request(workflow: str, q: str = "hi", retries: int = 0) -> TaskRequest:
     task = Task(workflow=workflow, raw_task={"q": q}, task_id=q)
-    return TaskRequest(task.to_dict(), 1, 0, 30.0, retries)
+    return TaskRequest(task, 1, 0, 30.0, retries)
 
 
 def run_all(runner: WorkflowRunner, requests: list[TaskRequest]):

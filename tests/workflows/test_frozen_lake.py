@@ -217,7 +217,7 @@ def test_env_that_raises_mid_episode_fails_the_attempt_through_the_runner(
 
     monkeypatch.setattr(fl.TextFrozenLake, "step", flaky)
     runner = WorkflowRunner(MockEngine(default_reply="```Right```"), enable_history=True)
-    task = _task(desc=MAP).to_dict()
+    task = _task(desc=MAP)
 
     def request(retries: int) -> TaskRequest:
         return TaskRequest(task, repeat_times=1, run_id_base=0, timeout=30, max_retries=retries)

@@ -57,7 +57,7 @@ _FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 def _field_names(cls: type) -> frozenset[str]:
     """The dataclass field names of ``cls``, looked up once per class (every task
-    crossing to a runner is rebuilt with ``from_dict``)."""
+    crossing to a Ray runner actor is rebuilt with ``from_dict``)."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))

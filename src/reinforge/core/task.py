@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
+import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reinforge.core.generation import FormatConfig, GenerationConfig
 
-# Set by ``reinforge.workflows`` / ``reinforge.rewards`` on import, so that a Task
-# carrying a *name* can be resolved without ``core`` depending on higher layers;
-# the package is imported on demand when nobody has imported it yet.
+# How a Task turns a workflow or reward_fn *name* into its class. ``core`` imports
+# nothing above it, so the registries are reached through these functions, which
+# the ``reinforge`` package installs on import (``reinforge/__init__.py``).
 _resolvers: dict[str, Callable[[str], Any]] = {}
-_resolver_packages = {"workflow": "reinforge.workflows", "reward_fn": "reinforge.rewards"}
 
 
 def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
@@ -24,9 +23,13 @@ def set_resolver(kind: str, resolver: Callable[[str], Any]) -> None:
 def _resolve(kind: str, value: Any) -> Any:
     if value is None or not isinstance(value, str):
         return value
-    if kind not in _resolvers:
-        importlib.import_module(_resolver_packages[kind])
-    return _resolvers[kind](value)
+    resolver = _resolvers.get(kind)
+    if resolver is None:
+        raise LookupError(
+            f"cannot resolve {kind} {value!r}: no {kind} resolver is installed "
+            "(the reinforge package installs them on import)"
+        )
+    return resolver(value)
 
 
 def _try_resolve(kind: str, name: str) -> Any:
@@ -103,6 +106,14 @@ class Task:
     ``raw_task`` is the taskset row as read; ``format_args`` says which of its keys
     hold the prompt and the reference answer; ``rollout_args`` are the sampling
     settings; ``workflow_args`` / ``reward_fn_args`` are free-form per-taskset options.
+
+    ``repeat_times`` is the number of rollouts of the task (one GRPO group), and the
+    one place that number lives. Left unset (None or 0) it is ``rollout_args.n``;
+    once the task is built, ``rollout_args.n`` is set from it, as Trinity-RFT does,
+    so a workflow that samples ``n=self.rollout_args.n`` in one call gets all of
+    them. A workflow that makes one rollout per call (not ``can_repeat``) is run
+    ``repeat_times`` times, each run on ``for_run(1)``: a copy whose
+    ``rollout_args.n`` is 1.
     """
 
     workflow: Any = _WORKFLOW  # default None (see _ClassField)
@@ -117,6 +128,33 @@ class Task:
     batch_id: int | str = ""
     task_id: int | str = ""
     index: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.repeat_times:
+            self.repeat_times = self.rollout_args.n
+        elif self.rollout_args.n != self.repeat_times:
+            # a copy: the caller's config may be shared by other tasks
+            self.rollout_args = replace(self.rollout_args, n=self.repeat_times)
+
+    def for_run(self, samples: int) -> Task:
+        """The task as one run of its workflow gets it: a copy whose ``rollout_args.n``
+        is ``samples`` (``repeat_times`` for a workflow that makes all rollouts in one
+        run, else 1).
+
+        A workflow may change its copy's configs and dicts (``rollout_args``,
+        ``workflow_args``, ...) without touching this task, which the next attempt,
+        the task's other runs and later epochs start from. ``raw_task``, the row as
+        read, is shared.
+        """
+        run = _shallow_copy(self)
+        run.format_args = _shallow_copy(self.format_args)
+        rollout = run.rollout_args = _shallow_copy(self.rollout_args)
+        rollout.stop = list(rollout.stop)
+        rollout.n = samples
+        run.workflow_args = dict(self.workflow_args)
+        run.reward_fn_args = dict(self.reward_fn_args)
+        run.index = dict(self.index)
+        return run
 
     @property
     def workflow_cls(self) -> type:
@@ -169,3 +207,13 @@ class Task:
         data["format_args"] = FormatConfig(**(data.get("format_args") or {}))
         data["rollout_args"] = GenerationConfig.from_dict(data.get("rollout_args"))
         return cls(**data)
+
+
+def _shallow_copy(obj: Any) -> Any:
+    """A shallow copy, as ``copy.copy`` makes it; for reinforge's own classes without
+    the generic ``__reduce_ex__`` round trip (a copy per attempt must stay cheap)."""
+    if type(obj) not in (Task, FormatConfig, GenerationConfig):
+        return copy.copy(obj)
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new

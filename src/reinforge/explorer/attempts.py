@@ -52,8 +52,8 @@ class Attempts:
         request = self.request
         return TaskResult(
             request.taskset,
-            str(request.task.get("batch_id", "")),
-            str(request.task.get("task_id", "")),
+            str(request.task.batch_id),
+            str(request.task.task_id),
             status,
             experiences,
             error,
@@ -63,12 +63,12 @@ class Attempts:
 
 
 def timeout_message(request: TaskRequest) -> str:
-    task_id = request.task.get("task_id", "")
+    task_id = request.task.task_id
     return f"task {task_id} of taskset '{request.taskset}' timed out after {request.timeout:g}s"
 
 
 def failure_message(request: TaskRequest, exc: Exception) -> str:
-    task_id = request.task.get("task_id", "")
+    task_id = request.task.task_id
     return (
         f"task {task_id} of taskset '{request.taskset}' failed: {type(exc).__name__}: {exc}\n"
         + "".join(traceback.format_exception(exc)[-6:])

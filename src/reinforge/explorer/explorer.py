@@ -11,191 +11,38 @@ import asyncio
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-
 import reinforge.rewards  # registers the built-in reward functions
 import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
-from reinforge.buffer import SQLiteExperienceStorage, TaskRecord, load_taskset
+from reinforge.buffer import LoadedTaskset, SQLiteExperienceStorage, TaskRecord, load_taskset
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
-from reinforge.core import Experience, Task
+from reinforge.core import Task
 from reinforge.explorer import daemon_executor
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
 from reinforge.explorer.explorer_config import ExplorerConfig
-from reinforge.explorer.messages import INVALID, MASKED, TaskResult
+from reinforge.explorer.messages import INVALID, TaskResult
 from reinforge.explorer.reporter import Reporter
 from reinforge.explorer.runner import WorkflowRunner
 from reinforge.explorer.scheduler import Scheduler, make_requests
+from reinforge.explorer.step_stats import (
+    ExploreSummary,
+    ResultStats,
+    StepOutput,
+    masked_metrics,
+    score_of,
+    step_metrics,
+    task_records,
+)
 from reinforge.models import InferenceEngine
 from reinforge.models.auxiliary import AuxiliaryModels
 from reinforge.models.model_config import ModelConfig
 
 T = TypeVar("T")
-
-
-@dataclass
-class StepOutput:
-    step: int
-    num_tasks: int
-    results: list[TaskResult]
-    experiences: list[Experience]
-    metrics: dict[str, float]
-    #: what the step's metrics were computed from; the run's summary adds these up
-    stats: ResultStats
-
-
-@dataclass
-class ExploreSummary:
-    steps: int = 0
-    tasks: int = 0
-    experiences: int = 0
-    status_counts: dict[str, int] = field(default_factory=dict)
-    metrics: dict[str, float] = field(default_factory=dict)
-    elapsed: float = 0.0
-
-
-def _masked_reason(result: TaskResult) -> str | None:
-    """Why every experience of a successful task is masked, or None if some are kept."""
-    reasons = [e.mask_reason for e in result.experiences]
-    if result.ok and reasons and all(reasons):
-        return "; ".join(sorted(set(reasons)))  # type: ignore[arg-type]
-    return None
-
-
-def task_records(results: list[TaskResult]) -> list[TaskRecord]:
-    """One stored record per task request: its outcome, error, attempts and time. A task
-    whose experiences are all masked is recorded as 'masked' with the reason."""
-    records = []
-    for r in results:
-        reason = _masked_reason(r)
-        status, error = (MASKED, reason) if reason else (r.status, r.error)
-        kept = sum(e.mask_reason is None for e in r.experiences)
-        records.append(
-            TaskRecord(r.taskset, r.batch_id, r.task_id, status, error, r.attempts, kept, r.elapsed)
-        )
-    return records
-
-
-def masked_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
-    """How many experiences are masked, in all and per reason (the reason's first word)."""
-    masked = [e.mask_reason for e in exps if e.mask_reason is not None]
-    out = {f"{prefix}masked_experiences": float(len(masked))}
-    for reason in masked:
-        key = f"{prefix}masked/{reason.split(':')[0].split()[0]}"
-        out[key] = out.get(key, 0.0) + 1.0
-    return out
-
-
-def score_of(exp: Experience) -> float:
-    """The number an experience is judged by: its ``accuracy`` metric if any, else its reward."""
-    if "accuracy" in exp.metrics:
-        return float(exp.metrics["accuracy"])
-    return float(exp.reward or 0.0)
-
-
-def step_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
-    return ResultStats().add(results).metrics(prefix)
-
-
-class ResultStats:
-    """The numbers ``step_metrics`` is computed from, gathered result by result.
-
-    A run's summary covers every task of the run; keeping these few numbers per
-    experience instead of the results themselves lets each step's experiences be
-    freed once they are stored (holding them all made every full garbage collection
-    walk the whole run). Values are kept in arrival order, so the metrics are exactly
-    those ``step_metrics`` gives for all the results at once.
-    """
-
-    def __init__(self) -> None:
-        self.tasks = 0
-        self.failed = 0
-        self.rewards: list[float] = []  # of experiences that are not masked
-        self.scores: list[float] = []  # score_of each experience
-        self.has_accuracy = False
-        self.lengths: list[int] = []
-        self.truncated: list[bool] = []
-        # workflow metric name -> its mean over each task's experiences, per task
-        self.per_task: dict[str, list[float]] = {}
-
-    def add(self, results: list[TaskResult]) -> ResultStats:
-        for result in results:
-            self.tasks += 1
-            self.failed += not result.ok
-            sums: dict[str, list[float]] = {}
-            for exp in result.experiences:
-                metrics = exp.metrics
-                reward = exp.reward
-                if reward is not None and exp.mask_reason is None:
-                    self.rewards.append(reward)
-                self.has_accuracy = self.has_accuracy or "accuracy" in metrics
-                self.scores.append(score_of(exp))
-                self.lengths.append(exp.response_length)
-                self.truncated.append(exp.truncate_status is not None)
-                for key, value in metrics.items():
-                    if isinstance(value, (int, float)):  # numbers only (bools count as 0/1)
-                        total = sums.get(key)
-                        if total is None:
-                            sums[key] = [float(value), 1.0]
-                        else:
-                            total[0] += value
-                            total[1] += 1.0
-            for key, (total, count) in sums.items():
-                self.per_task.setdefault(key, []).append(total / count)
-        return self
-
-    def merge(self, other: ResultStats) -> ResultStats:
-        """Add the numbers of later results (as ``add`` of those results would)."""
-        self.tasks += other.tasks
-        self.failed += other.failed
-        self.rewards.extend(other.rewards)
-        self.scores.extend(other.scores)
-        self.has_accuracy = self.has_accuracy or other.has_accuracy
-        self.lengths.extend(other.lengths)
-        self.truncated.extend(other.truncated)
-        for key, values in other.per_task.items():
-            self.per_task.setdefault(key, []).extend(values)
-        return self
-
-    def metrics(self, prefix: str) -> dict[str, float]:
-        out: dict[str, float] = {
-            f"{prefix}tasks": float(self.tasks),
-            f"{prefix}failed_tasks": float(self.failed),
-            f"{prefix}experiences": float(len(self.lengths)),
-        }
-        if not self.lengths:
-            return out
-        if self.rewards:
-            out[f"{prefix}reward_mean"] = float(np.mean(self.rewards))
-            out[f"{prefix}reward_std"] = float(np.std(self.rewards))
-        if self.has_accuracy:
-            out[f"{prefix}accuracy"] = float(np.mean(self.scores))
-        out[f"{prefix}response_length"] = float(np.mean(self.lengths))
-        out[f"{prefix}truncated_ratio"] = float(np.mean(self.truncated))
-        out.update(self.workflow_metrics(prefix))
-        return out
-
-    def workflow_metrics(self, prefix: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for key, values in self.per_task.items():
-            name = f"{prefix}workflow/{key}"
-            out[f"{name}/mean"] = float(np.mean(values))
-            out[f"{name}/max"] = float(max(values))
-            out[f"{name}/min"] = float(min(values))
-        return out
-
-
-def workflow_metrics(results: list[TaskResult], prefix: str) -> dict[str, float]:
-    """The numbers workflows put in ``exp.metrics`` (e.g. ``actual_env_steps``), as
-    Trinity-RFT's runner reports them: averaged over each task's experiences, then
-    ``{prefix}workflow/{name}/mean``, ``/max`` and ``/min`` over the tasks that have it."""
-    return ResultStats().add(results).workflow_metrics(prefix)
 
 
 class Explorer:
@@ -221,6 +68,7 @@ class Explorer:
         self.pipeline = pipeline
         self._tasks: list[Task] = []
         self._taskset_name = ""
+        self._taskset_open = False
         self.buffer_cfg = buffer
         self.cfg = explorer
         self.storage = storage
@@ -275,13 +123,18 @@ class Explorer:
             auxiliary=auxiliary,
         )
 
-    def _load(self, taskset: TasksetConfig) -> list[Task]:
-        loaded = load_taskset(
+    def _read(self, taskset: TasksetConfig) -> LoadedTaskset:
+        return load_taskset(
             taskset,
             base_dir=self.config_dir,
             default_workflow=self.cfg.default_workflow_type,
             default_reward_fn=self.cfg.default_reward_fn_type,
         )
+
+    def _load(self, taskset: TasksetConfig) -> list[Task]:
+        """The taskset's tasks, its invalid rows recorded and reported, and every
+        workflow and reward name checked (an unknown one fails before any work)."""
+        loaded = self._read(taskset)
         if loaded.invalid:
             self.storage.write_task_results(
                 [
@@ -316,19 +169,40 @@ class Explorer:
 
         return await self.scheduler.run(requests, on_result)
 
-    def open_taskset(self) -> TasksetCursor:
-        """Load the training taskset and position a cursor at its start."""
+    def _training_taskset(self) -> TasksetConfig:
         taskset = self.buffer_cfg.explorer_input.taskset
         if taskset is None:
             raise ValueError("buffer.explorer_input.taskset is not set")
-        self._tasks = self._load(taskset)
-        self._taskset_name = taskset.name
+        return taskset
+
+    def _cursor(self, num_tasks: int) -> TasksetCursor:
         return TasksetCursor(
-            num_tasks=len(self._tasks),
+            num_tasks=num_tasks,
             batch_size=self.buffer_cfg.batch_size,
             total_epochs=self.buffer_cfg.total_epochs,
             total_steps=self.buffer_cfg.total_steps,
         )
+
+    def open_taskset(self) -> TasksetCursor:
+        """Load the training taskset and position a cursor at its start."""
+        taskset = self._training_taskset()
+        self._tasks = self._load(taskset)
+        self._taskset_name = taskset.name
+        self._taskset_open = True
+        return self._cursor(len(self._tasks))
+
+    def planned_steps(self) -> int:
+        """How many explore steps the training taskset takes under this config (its
+        size, ``batch_size``, ``total_epochs``, ``total_steps``).
+
+        Counted from the tasks ``open_taskset`` loaded; before that (a train-only
+        process, which explores nothing) the taskset is read to count its tasks, and
+        its invalid rows are neither recorded nor reported: the explore process does
+        that.
+        """
+        if self._taskset_open:
+            return self._cursor(len(self._tasks)).total
+        return self._cursor(len(self._read(self._training_taskset()).tasks)).total
 
     async def explore_step(self, cursor: TasksetCursor) -> StepOutput | None:
         """Run the next batch of the taskset, pass it through the pipeline, store it.

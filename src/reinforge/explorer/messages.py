@@ -1,16 +1,17 @@
 """What crosses the boundary between the scheduler and the workflow runners.
 
-Only plain data: a request carries a Task as a dict, a result carries Experiences
-(serialisable) and a status. Nothing is shared by reference, so runners can live in
-other processes or on other machines (the Ray backend) without changing workflows.
+A request carries its Task as an object: in this process a runner gives each
+attempt its own copy (``Task.for_run``), so nothing a workflow changes reaches the
+next attempt. A result carries Experiences and a status. The Ray backend sends a
+request to its actors as plain data (``ray_backend``), so runners can live in other
+processes or on other machines without changing workflows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from reinforge.core import Experience
+from reinforge.core import Experience, Task
 
 OK, FAILED, TIMEOUT, INVALID = "ok", "failed", "timeout", "invalid"
 #: a task that ran but whose every experience was masked (e.g. its judge failed)
@@ -19,7 +20,10 @@ MASKED = "masked"
 
 @dataclass
 class TaskRequest:
-    task: dict[str, Any]
+    """One call of a task's workflow: ``repeat_times`` rollouts numbered from ``run_id_base``
+    (all of the task's for a ``can_repeat`` workflow, else one)."""
+
+    task: Task
     repeat_times: int
     run_id_base: int
     timeout: float

@@ -1,8 +1,9 @@
 """The Ray backend: runner actors and vLLM replica actors in a placement group.
 
-The scheduler contract is the local one (``run(requests, on_result)``): requests
-and results are plain data (``messages``), so they cross to actors unchanged. Each
-runner actor holds a pool of ``WorkflowRunner`` objects over an ``openai`` engine
+The scheduler contract is the local one (``run(requests, on_result)``). A request
+crosses to an actor as plain data (its Task as ``Task.to_dict``, rebuilt with
+``Task.from_dict`` there, where the actor's own registries resolve the workflow and
+reward names); results (``messages``) cross unchanged. Each runner actor holds a pool of ``WorkflowRunner`` objects over an ``openai`` engine
 pointed at the policy's vLLM replicas; every call carries the driver's current
 *policy state* (replica URLs, the model or LoRA name to request, the weight
 version), so an actor that Ray restarts after a crash needs no other message to
@@ -22,14 +23,32 @@ import logging
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from reinforge.core import Task
 from reinforge.explorer.cluster_config import ClusterConfig
 from reinforge.explorer.messages import FAILED, TaskRequest, TaskResult
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """A TaskRequest as it crosses to a runner actor: its Task as plain data, so that
+    the actor resolves the workflow and reward names against its own registries."""
+
+    task: dict[str, Any]
+    others: dict[str, Any]  # the request's other fields
+
+    @classmethod
+    def of(cls, request: TaskRequest) -> WireRequest:
+        others = {f.name: getattr(request, f.name) for f in fields(request) if f.name != "task"}
+        return cls(request.task.to_dict(), others)
+
+    def rebuilt(self) -> TaskRequest:
+        return TaskRequest(task=Task.from_dict(self.task), **self.others)
 
 
 @dataclass(frozen=True)
@@ -114,12 +133,12 @@ class _RunnerPool:
         self.engine._model_version = state.version
         self.state = state
 
-    async def run(self, request: TaskRequest, state: PolicyState) -> TaskResult:
+    async def run(self, request: WireRequest, state: PolicyState) -> TaskResult:
         if state != self.state:
             self._apply(state)
         runner = await self._free.get()
         try:
-            return await runner.run(request)
+            return await runner.run(request.rebuilt())
         finally:
             self._free.put_nowait(runner)
 
@@ -308,12 +327,12 @@ class RayScheduler:
             while not queue.empty():
                 index, request = queue.get_nowait()
                 try:
-                    result = await actor.run.remote(request, state)
+                    result = await actor.run.remote(WireRequest.of(request), state)
                 except Exception as exc:  # the actor died more often than Ray retries
                     result = TaskResult(
                         request.taskset,
-                        str(request.task.get("batch_id", "")),
-                        str(request.task.get("task_id", "")),
+                        str(request.task.batch_id),
+                        str(request.task.task_id),
                         FAILED,
                         error=f"runner actor failed: {type(exc).__name__}: {exc}",
                     )

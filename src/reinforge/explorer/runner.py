@@ -76,7 +76,6 @@ class WorkflowRunner:
         self.auxiliary_models = auxiliary_models or []
         self._worker: DaemonWorker | None = None
         self._workflow: Any = None
-        self._is_async: dict[str, bool] = {}
 
     def _thread(self) -> DaemonWorker:
         if self._worker is None:
@@ -134,7 +133,7 @@ class WorkflowRunner:
         while attempts.more:
             attempts.made += 1
             try:
-                task = Task.from_dict(request.task)
+                task = request.task.for_run(request.repeat_times)
                 exps = await self._attempt(task, request)
                 return attempts.result(self._stamp(exps, task, request))
             except Exception as exc:
@@ -185,21 +184,15 @@ class WorkflowRunner:
                 attempts = handed_back
             deliver(attempts.index, await self._finish(attempts))
 
-    def _request_is_async(self, request: TaskRequest) -> bool:
-        """Whether the request names an async workflow (cached per name). A name that
-        does not resolve counts as sync: the attempt on the thread then fails with the
-        resolver's message, as it would on the loop."""
-        name = request.task.get("workflow")
-        cached = self._is_async.get(name) if isinstance(name, str) else None
-        if cached is not None:
-            return cached
+    @staticmethod
+    def _request_is_async(request: TaskRequest) -> bool:
+        """Whether the request's workflow is async. A name that does not resolve counts
+        as sync: the attempt on the thread then fails with the resolver's message, as
+        it would on the loop."""
         try:
-            is_async = bool(Task(workflow=name).workflow_cls.is_async)
+            return bool(request.task.workflow_cls.is_async)
         except Exception:
             return False
-        if isinstance(name, str):
-            self._is_async[name] = is_async
-        return is_async
 
     async def _stream(
         self, feed: RequestFeed, deliver: Deliver, attempts: Attempts
@@ -236,7 +229,7 @@ class WorkflowRunner:
                 if not stream.begin(attempts):
                     return  # stopped by the loop
                 try:
-                    task = Task.from_dict(attempts.request.task)
+                    task = attempts.request.task.for_run(attempts.request.repeat_times)
                     exps = self._run_sync(task, attempts.request)
                     result = attempts.result(self._stamp(exps, task, attempts.request))
                 except Exception as exc:

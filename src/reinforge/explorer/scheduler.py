@@ -17,13 +17,12 @@ def make_requests(
     """Expand tasks into requests: one per task for ``can_repeat`` workflows, else one per repeat."""
     requests = []
     for task in tasks:
-        repeat = task.repeat_times or 1
-        data = task.to_dict()
+        repeat = task.repeat_times
         if task.workflow_cls.can_repeat:
-            requests.append(TaskRequest(data, repeat, 0, timeout, max_retries, taskset))
+            requests.append(TaskRequest(task, repeat, 0, timeout, max_retries, taskset))
         else:
             requests.extend(
-                TaskRequest(data, 1, run, timeout, max_retries, taskset) for run in range(repeat)
+                TaskRequest(task, 1, run, timeout, max_retries, taskset) for run in range(repeat)
             )
     return requests
 

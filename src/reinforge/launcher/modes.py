@@ -18,14 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 from reinforge.algorithms import resolve_algorithm
-from reinforge.buffer import load_taskset
 from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.core.metric_names import TRAIN_STEP_TIME, TRAIN_SYNC_TIME
-from reinforge.explorer.cursor import TasksetCursor
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import (
     CheckpointManager,
@@ -337,23 +334,9 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
 
 def _planned_steps(session: RunSession) -> int:
     """How many steps the explorer runs under this config (taskset size, epochs, total_steps)."""
-    cfg = session.cfg
-    taskset = cfg.buffer.explorer_input.taskset
-    if taskset is None:
+    if session.cfg.buffer.explorer_input.taskset is None:
         raise ConfigError("buffer.explorer_input.taskset is not set")
-    base = cfg.config_dir
-    loaded = load_taskset(
-        taskset,
-        base_dir=Path(base) if base else None,
-        default_workflow=cfg.explorer.default_workflow_type,
-        default_reward_fn=cfg.explorer.default_reward_fn_type,
-    )
-    return TasksetCursor(
-        num_tasks=len(loaded.tasks),
-        batch_size=cfg.buffer.batch_size,
-        total_epochs=cfg.buffer.total_epochs,
-        total_steps=cfg.buffer.total_steps,
-    ).total
+    return session.explorer.planned_steps()
 
 
 def _explorer_finished(done: Any, available: int, since: float) -> bool:

@@ -6,10 +6,8 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from reinforge.core.registry import Registry
-from reinforge.core.task import set_resolver
 
 REWARD_FUNCTIONS = Registry("reward function")
-set_resolver("reward_fn", REWARD_FUNCTIONS.get)
 
 
 class RewardFn(ABC):

@@ -93,7 +93,7 @@ class BaseSimpleWorkflow(Workflow):
             )
         else:
             self.reward_fn = self.make_reward_fn(reward_cls, task.reward_fn_args)
-        self.repeat_times = task.repeat_times or self.rollout_args.n
+        self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
     def make_reward_fn(self, reward_cls: type, reward_fn_args: dict[str, Any]) -> Any:

@@ -91,7 +91,7 @@ class ToolCallWorkflow(Workflow):
             self.expected = json.loads(self.expected)
         self.system_prompt = task.format_args.system_prompt or DEFAULT_SYSTEM_PROMPT
         self.rollout_args = task.rollout_args
-        self.repeat_times = task.repeat_times or task.rollout_args.n
+        self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
     def run(self) -> list[Experience]:

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 from reinforge.core import Experience, Registry, Task
-from reinforge.core.task import set_resolver
 
 
 def as_workflow_class(obj: Any) -> Any:
@@ -62,7 +61,6 @@ class WorkflowRegistry(Registry):
 
 
 WORKFLOWS = WorkflowRegistry("workflow")
-set_resolver("workflow", WORKFLOWS.get)
 
 
 # workflow class -> whether a class in its MRO (other than Workflow) defines ``resettable``
@@ -98,7 +96,7 @@ class Workflow:
         self.task = task
         self.model = model
         self.auxiliary_models = auxiliary_models or []
-        self.repeat_times = task.repeat_times or 1
+        self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
     @property

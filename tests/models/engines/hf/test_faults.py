@@ -129,7 +129,7 @@ class AsyncSamplesTooLong(Workflow):
 def test_a_timed_out_task_cancels_its_engine_requests(engine: HFEngine, workflow: str) -> None:
     runner = WorkflowRunner(engine)
     task = Task(workflow=workflow, raw_task={}, task_id="t")
-    request = TaskRequest(task.to_dict(), 1, 0, 0.5, 0)
+    request = TaskRequest(task, 1, 0, 0.5, 0)
     try:
         result = asyncio.run(runner.run(request))
     finally:
