@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -71,6 +72,8 @@ def main() -> None:
     parser.add_argument("--metric", type=parse_metric, action="append", required=True)
     parser.add_argument("script", nargs=argparse.REMAINDER, help="-- bench/x.py [args]")
     args = parser.parse_args()
+    # a kill (SIGTERM) still removes the temporary worktree
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     script = args.script[1:] if args.script[:1] == ["--"] else args.script
     if not script:
         parser.error("name the bench script after --")
