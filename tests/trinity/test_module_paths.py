@@ -19,7 +19,7 @@ IMPORTS = {
     "reinforge.trinity.common.workflows.envs.frozen_lake.workflow": ["FrozenLakeWorkflow"],
     "reinforge.trinity.common.experience": ["Experience", "group_by"],
     "reinforge.trinity.common.models.model": ["ModelWrapper"],
-    "reinforge.trinity.common.config": ["FormatConfig", "GenerationConfig"],
+    "reinforge.trinity.common.config": ["FormatConfig", "GenerationConfig", "InferenceModelConfig"],
     "reinforge.trinity.common.rewards.reward_fn": ["REWARD_FUNCTIONS", "RewardFn", "RMGalleryFn"],
     "reinforge.trinity.common.rewards.basic_reward": ["MathBoxedRewardFn", "AccuracyReward"],
     "reinforge.trinity.common.rewards.accuracy_reward": ["AccuracyReward"],

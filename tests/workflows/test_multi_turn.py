@@ -151,7 +151,7 @@ def test_async_helpers_record_turns() -> None:
 
 def test_bad_uses_fail_clearly() -> None:
     wf = ScriptedAgent(task=Task(), model=_mock_model())
-    with pytest.raises(ValueError, match="no model turns"):
+    with pytest.raises(ValueError, match="no assistant message"):
         wf.process_messages_to_experience([{"role": "user", "content": "hi"}], 1.0)
     wf.get_model_response([{"role": "user", "content": "one?"}])
     with pytest.raises(ValueError, match="do not continue"):

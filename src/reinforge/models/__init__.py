@@ -20,6 +20,7 @@ _EXPORTS = {
     "SamplingParams": "reinforge.models.engine",
     "create_engine": "reinforge.models.factory",
     "MockEngine": "reinforge.models.engines.mock",
+    "InferenceModelConfig": "reinforge.models.wrapper.inference_config",
     "ModelWrapper": "reinforge.models.model_wrapper",
 }
 

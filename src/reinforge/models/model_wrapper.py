@@ -30,11 +30,27 @@ from reinforge.models.history import merge_conversations
 from reinforge.models.wrapper import sampling_args
 from reinforge.models.wrapper.chat_prompts import ChatPrompts, ContextLengthError
 from reinforge.models.wrapper.experiences import ExperienceBuilder, SentPrompt
+from reinforge.models.wrapper.inference_config import (
+    InferenceModelConfig,
+    engine_type,
+    weights_folder,
+)
 from reinforge.models.wrapper.messages import tools_key, validate_messages
 from reinforge.models.wrapper.openai_access import openai_builders
 from reinforge.models.wrapper.requests import RequestTracker
+from reinforge.models.wrapper.retokenized import (
+    ConversationTokens,
+    retokenized_experience,
+    tokenize_conversation,
+)
 
-__all__ = ["HISTORY_SHAPES", "ContextLengthError", "ModelWrapper", "validate_messages"]
+__all__ = [
+    "HISTORY_SHAPES",
+    "ContextLengthError",
+    "InferenceModelConfig",
+    "ModelWrapper",
+    "validate_messages",
+]
 
 HISTORY_SHAPES = ("turn", "conversation")
 
@@ -73,6 +89,7 @@ class ModelWrapper:
         self._builder: ExperienceBuilder | None = None
         self._openai: dict[str, Any] = {}
         self._requests = RequestTracker()
+        self._config: InferenceModelConfig | None = None
 
     @property
     def model_version(self) -> int:
@@ -84,7 +101,28 @@ class ModelWrapper:
 
     @property
     def model_path(self) -> str:
-        return self.model_name
+        """The local folder of the weights, so ``AutoTokenizer.from_pretrained(model.model_path)``
+        loads offline; the model's name when the engine has no folder (mock engine)."""
+        return weights_folder(self.engine) or self.model_name
+
+    @property
+    def config(self) -> InferenceModelConfig:
+        """The rollout model's settings under Trinity-RFT's names (built on first use)."""
+        if self._config is None:
+            self._config = InferenceModelConfig(
+                model_path=self.model_path,
+                engine_type=engine_type(self.engine),
+                max_model_len=getattr(self.engine, "max_model_len", None),
+                max_response_tokens=self.default_max_tokens,
+                chat_template=self.chat_template,
+                enable_history=self.enable_history,
+            )
+        return self._config
+
+    @property
+    def model_config(self) -> InferenceModelConfig:
+        """Trinity-RFT's other name for ``config``."""
+        return self.config
 
     # ---- prompts ---------------------------------------------------------------------
 
@@ -128,6 +166,10 @@ class ModelWrapper:
         """Prompt text and ids of a fresh rendering (no bridging to earlier turns)."""
         text = self.render_text(messages, tools)
         return text, self.tokenizer.encode(text)
+
+    async def get_message_token_len(self, messages: list[dict[str, Any]]) -> int:
+        """Tokens of the prompt these messages make (generation prompt included)."""
+        return len(self.tokenizer.encode(self.render_text(validate_messages(messages))))
 
     def _check_length(self, ids: list[int], parent: int | None) -> None:
         limit = getattr(self.engine, "max_model_len", None)
@@ -230,6 +272,55 @@ class ModelWrapper:
         ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
         fut = self._requests.track(self.engine.submit_score, ids)
         return torch.tensor(await asyncio.wrap_future(fut), dtype=torch.float32)
+
+    # ---- re-tokenized conversations -----------------------------------------------------
+
+    def _tokenize_conversation(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None
+    ) -> ConversationTokens:
+        return tokenize_conversation(
+            self.render_text,
+            self.tokenizer.encode,
+            validate_messages(messages),
+            tools,
+            getattr(self.engine, "max_model_len", None),
+        )
+
+    def _retokenized(
+        self,
+        conversation: ConversationTokens,
+        scored: torch.Tensor,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None,
+    ) -> Experience:
+        prompt = conversation.ids[: conversation.prompt_length]
+        return retokenized_experience(
+            conversation,
+            scored,
+            messages=messages,
+            tools=tools,
+            prompt_text=self.tokenizer.decode(prompt, skip_special_tokens=False),
+            model_version=self.model_version,
+        )
+
+    def convert_messages_to_experience(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None = None
+    ) -> Experience:
+        """A finished conversation as one Experience, re-tokenized with the chat template
+        (``action_mask`` 1 on the assistant turns) and scored under the current weights.
+
+        Trinity-RFT's way; its tokens are a re-encoding of the text, not the sampled
+        ids (``info["retokenized"]``). Prefer recorded turns where there are some.
+        """
+        conversation = self._tokenize_conversation(messages, tools)
+        return self._retokenized(conversation, self.logprobs(conversation.ids), messages, tools)
+
+    async def convert_messages_to_experience_async(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None = None
+    ) -> Experience:
+        conversation = self._tokenize_conversation(messages, tools)
+        scored = await self.logprobs_async(conversation.ids)
+        return self._retokenized(conversation, scored, messages, tools)
 
     # ---- the OpenAI API --------------------------------------------------------------
 

@@ -23,7 +23,7 @@ class ChatTokenizer(Protocol):
         chat_template: str | None = None,
     ) -> str: ...
 
-    def encode(self, text: str) -> list[int]: ...
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]: ...
 
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str: ...
 
@@ -54,8 +54,10 @@ class HFChatTokenizer:
             chat_template=chat_template,
         )
 
-    def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text, add_special_tokens=False)
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        """Ids of ``text``; the chat template already writes the special tokens a prompt
+        needs, so none are added unless asked for (transformers adds them by default)."""
+        return self.hf.encode(text, add_special_tokens=add_special_tokens)
 
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
         return self.hf.decode(ids, skip_special_tokens=skip_special_tokens)
@@ -83,7 +85,8 @@ class ByteTokenizer:
             parts.append("<|im_start|>assistant\n")
         return "".join(parts)
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        """Ids of ``text`` (this tokenizer adds no special tokens, asked or not)."""
         # One pass in C: the special tokens become bytes that UTF-8 never produces
         # (0xF8, 0xF9), then a lookup table maps every byte to its id. Specials cannot
         # overlap each other, so this matches a left-to-right scan exactly.

@@ -13,6 +13,12 @@ If a turn's prompt does not extend the previous turn (the workflow edited earlie
 messages, e.g. dropped old turns to fit the context), one sequence cannot hold the
 conversation; ``process_messages_to_experiences`` then returns one experience per
 unbroken stretch of turns, and ``process_messages_to_experience`` raises.
+
+A workflow written for Trinity-RFT calls ``self.model.chat_async`` itself, so no turn
+is recorded; its conversation is then re-tokenized as Trinity does
+(``ModelWrapper.convert_messages_to_experience``: chat template, assistant turns
+masked in, log-probabilities scored afterwards) and marked
+``info["retokenized"] = True``. Recorded turns always take the token-exact path.
 """
 
 from __future__ import annotations
@@ -158,57 +164,125 @@ class MultiTurnWorkflow(Workflow):
 
     # ---- building experiences ------------------------------------------------------------
 
-    def process_messages_to_experiences(
-        self,
-        messages: list[dict[str, Any]],
-        reward: float,
-        info: dict[str, Any] | None = None,
-    ) -> list[Experience]:
-        """Experiences of the conversation ``messages`` from the recorded turns, which are consumed.
-
-        Usually one; more when the conversation could not be kept as one token
-        sequence (see the module docstring). Each gets ``reward``, ``messages``,
-        ``info`` and, as ``metrics``, the numeric entries of ``info``.
-        """
+    def _take_turns(self, messages: list[dict[str, Any]]) -> list[Experience]:
+        """The recorded turns (consumed), checked to be the start of ``messages``."""
         turns, self.turns = self.turns, []
-        if not turns:
-            raise ValueError(
-                "no model turns were recorded; call the model through "
-                "get_model_response / get_model_response_text (or their _async twins)"
-            )
-        last = turns[-1].messages
+        last = turns[-1].messages if turns else None
         if last is not None and not _same_turns(last, messages):
             raise ValueError(
                 "the messages given do not continue the last recorded turn (conversation "
                 "plus reply); pass the conversation the model actually saw, and call "
                 "reset_turns() between conversations"
             )
-        info = dict(info or {})
-        metrics = {k: float(v) for k, v in info.items() if isinstance(v, int | float | bool)}
-        out = []
-        chains = split_chains(turns)
-        for chain in chains:
-            exp = merge_turns(chain)
-            exp.reward = float(reward)
-            exp.messages = list(messages)
-            exp.info.update(info)
-            exp.info["segments"] = len(chains)
-            exp.metrics.update(metrics)
-            out.append(exp)
-        return out
+        return turns
+
+    def process_messages_to_experiences(
+        self,
+        messages: list[dict[str, Any]],
+        reward: float,
+        info: dict[str, Any] | None = None,
+        truncate_status: str | None = None,
+    ) -> list[Experience]:
+        """Experiences of the conversation ``messages``; the recorded turns are consumed.
+
+        From recorded turns: token-exact, usually one experience, more when the
+        conversation could not be kept as one token sequence (see the module
+        docstring). With no recorded turns (the model was called directly): one
+        experience re-tokenized from the messages (see ``finish_retokenized``).
+        """
+        turns = self._take_turns(messages)
+        if not turns:
+            exp = self.model.convert_messages_to_experience(messages)
+            return [finish_retokenized(exp, reward, info, truncate_status)]
+        return merge_recorded(turns, messages, reward, info, truncate_status)
 
     def process_messages_to_experience(
         self,
         messages: list[dict[str, Any]],
         reward: float,
         info: dict[str, Any] | None = None,
+        truncate_status: str | None = None,
     ) -> Experience:
-        """The conversation as one token-exact experience (see the module docstring)."""
-        exps = self.process_messages_to_experiences(messages, reward, info)
-        if len(exps) != 1:
-            raise ValueError(
-                f"the conversation breaks into {len(exps)} token sequences: a turn's prompt "
-                "does not extend the previous turn's tokens (were earlier messages edited?); "
-                "use process_messages_to_experiences"
-            )
-        return exps[0]
+        """The conversation as one experience: token-exact from the recorded turns, else
+        re-tokenized as Trinity-RFT does (``info["retokenized"]``).
+
+        ``truncate_status`` marks an episode the workflow cut short (e.g.
+        ``"response_truncated"`` when its token budget ran out); a status the
+        experience already has (a turn cut at ``max_tokens``) takes precedence.
+        """
+        turns = self._take_turns(messages)
+        if not turns:
+            exp = self.model.convert_messages_to_experience(messages)
+            return finish_retokenized(exp, reward, info, truncate_status)
+        return _only(merge_recorded(turns, messages, reward, info, truncate_status))
+
+    async def process_messages_to_experience_async(
+        self,
+        messages: list[dict[str, Any]],
+        reward: float,
+        info: dict[str, Any] | None = None,
+        truncate_status: str | None = None,
+    ) -> Experience:
+        """``process_messages_to_experience`` that awaits the model's scoring."""
+        turns = self._take_turns(messages)
+        if not turns:
+            exp = await self.model.convert_messages_to_experience_async(messages)
+            return finish_retokenized(exp, reward, info, truncate_status)
+        return _only(merge_recorded(turns, messages, reward, info, truncate_status))
+
+
+def _numeric(info: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in info.items() if isinstance(v, int | float | bool)}
+
+
+def merge_recorded(
+    turns: list[Experience],
+    messages: list[dict[str, Any]],
+    reward: float,
+    info: dict[str, Any] | None,
+    truncate_status: str | None,
+) -> list[Experience]:
+    """Token-exact experiences of recorded turns, one per unbroken stretch (``split_chains``).
+
+    Each gets ``reward``, ``messages``, ``info`` and, as ``metrics``, the numeric
+    entries of ``info``.
+    """
+    info = dict(info or {})
+    metrics = _numeric(info)
+    out = []
+    chains = split_chains(turns)
+    for chain in chains:
+        exp = merge_turns(chain)
+        exp.reward = float(reward)
+        exp.messages = list(messages)
+        exp.info.update(info)
+        exp.info["segments"] = len(chains)
+        exp.metrics.update(metrics)
+        exp.truncate_status = exp.truncate_status or truncate_status
+        out.append(exp)
+    return out
+
+
+def finish_retokenized(
+    exp: Experience,
+    reward: float,
+    info: dict[str, Any] | None,
+    truncate_status: str | None,
+) -> Experience:
+    """A re-tokenized conversation with the workflow's reward and info, as Trinity-RFT
+    finishes it: a conversation cut at the context length scores 0."""
+    exp.reward = 0.0 if exp.truncate_status == "response_truncated" else float(reward)
+    exp.truncate_status = exp.truncate_status or truncate_status
+    exp.info.update(info or {})
+    exp.metrics.update(_numeric(info or {}))
+    return exp
+
+
+def _only(exps: list[Experience]) -> Experience:
+    if len(exps) != 1:
+        raise ValueError(
+            f"the conversation breaks into {len(exps)} token sequences: a turn's prompt "
+            "does not extend the previous turn's tokens (were earlier messages edited?); "
+            "use process_messages_to_experiences"
+        )
+    return exps[0]
