@@ -105,7 +105,7 @@ class BaseSimpleWorkflow(Workflow):
 
     def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
         super().set_repeat_times(repeat_times, run_id_base)
-        self.rollout_args.n = repeat_times
+        self.rollout_args["n"] = repeat_times  # a GenerationConfig, or a subclass's dict
 
     def format_messages(self) -> list[dict[str, str]]:
         messages = []

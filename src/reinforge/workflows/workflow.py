@@ -14,6 +14,12 @@ Class flags the explorer reads:
   once; otherwise the explorer runs it ``repeat_times`` times.
 * ``is_async``: ``run_async`` is implemented instead of ``run``.
 
+What a workflow has besides its task and model, as Trinity-RFT workflows expect:
+``self.rollout_args``, the task's sampling settings (a ``GenerationConfig``: read as
+attributes, ``rollout_args.n``, or as a mapping, ``**self.rollout_args``,
+``.copy()``, ``["n"]``), and ``self.logger``, a logger named for the workflow's class.
+Both are there even in a subclass whose ``reset`` does not call the base class.
+
 Other workflow styles register in the same ``WORKFLOWS``: a class that is not a
 ``Workflow`` but has a ``__reinforge_workflow__()`` class method (rLLM-style
 episode workflows, ``reinforge.workflows.episode``) is stored as the Workflow class
@@ -23,8 +29,10 @@ decorator still returns the class itself.
 
 from __future__ import annotations
 
+import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from functools import cached_property
 from typing import Any
 
 from reinforge.core import Experience, Registry, Task
@@ -98,6 +106,26 @@ class Workflow:
         self.auxiliary_models = auxiliary_models or []
         self.repeat_times = task.repeat_times
         self.run_id_base = 0
+
+    @property
+    def rollout_args(self) -> MutableMapping[str, Any]:
+        """The sampling settings of this run: what was assigned to ``self.rollout_args``
+        (Trinity-RFT workflows assign ``asdict(task.rollout_args)``), else the task's
+        ``rollout_args`` itself, which belongs to this run (the explorer hands every
+        run its own copy of the task)."""
+        assigned = self.__dict__.get("_rollout_args")
+        return self.task.rollout_args if assigned is None else assigned
+
+    @rollout_args.setter
+    def rollout_args(self, value: MutableMapping[str, Any]) -> None:
+        self.__dict__["_rollout_args"] = value
+
+    @cached_property
+    def logger(self) -> logging.Logger:
+        """The logger of this workflow's class (``module.ClassName``); a workflow may
+        assign its own, as Trinity-RFT workflows do with ``get_logger(__name__)``."""
+        cls = type(self)
+        return logging.getLogger(f"{cls.__module__}.{cls.__qualname__}")
 
     @property
     def resettable(self) -> bool:
