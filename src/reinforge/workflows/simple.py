@@ -63,7 +63,7 @@ class BaseSimpleWorkflow(Workflow):
     def reset(self, task: Task) -> None:
         self.task = task
         self.format_args = task.format_args
-        self.rollout_args = _copy_config(task.rollout_args)
+        self.keep_rollout_args(_copy_config(task.rollout_args))
         self.workflow_args = task.workflow_args
         self.raw_task = task.raw_task or {}
         self.system_prompt = self.format_args.system_prompt or self.default_system_prompt

@@ -118,6 +118,12 @@ class Workflow:
 
     @rollout_args.setter
     def rollout_args(self, value: MutableMapping[str, Any]) -> None:
+        self.keep_rollout_args(value)
+
+    def keep_rollout_args(self, value: MutableMapping[str, Any]) -> None:
+        """Make ``value`` what the base class's ``rollout_args`` returns. The setter says
+        the same; this works too under a subclass that redefines ``rollout_args`` as a
+        read-only property (as Trinity-RFT workflows do), where the setter is gone."""
         self.__dict__["_rollout_args"] = value
 
     @cached_property
