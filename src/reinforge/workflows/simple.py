@@ -105,7 +105,11 @@ class BaseSimpleWorkflow(Workflow):
 
     def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
         super().set_repeat_times(repeat_times, run_id_base)
-        self.rollout_args["n"] = repeat_times  # a GenerationConfig, or a subclass's dict
+        args = self.rollout_args
+        if type(args) is GenerationConfig:
+            args.n = repeat_times
+        else:  # a subclass may keep a dict (Trinity's ``asdict(task.rollout_args)``)
+            args["n"] = repeat_times
 
     def format_messages(self) -> list[dict[str, str]]:
         messages = []

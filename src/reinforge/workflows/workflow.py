@@ -32,10 +32,9 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, MutableMapping
-from functools import cached_property
 from typing import Any
 
-from reinforge.core import Experience, Registry, Task
+from reinforge.core import Experience, GenerationConfig, Registry, Task
 
 
 def as_workflow_class(obj: Any) -> Any:
@@ -107,31 +106,43 @@ class Workflow:
         self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
+    # what the rollout_args and logger properties return when set (plain attributes,
+    # not entries written through ``__dict__``, which would slow every attribute of
+    # the instance down on CPython 3.11+)
+    _rollout_args: GenerationConfig | MutableMapping[str, Any] | None = None
+    _logger: logging.Logger | None = None
+
     @property
-    def rollout_args(self) -> MutableMapping[str, Any]:
+    def rollout_args(self) -> GenerationConfig | MutableMapping[str, Any]:
         """The sampling settings of this run: what was assigned to ``self.rollout_args``
         (Trinity-RFT workflows assign ``asdict(task.rollout_args)``), else the task's
         ``rollout_args`` itself, which belongs to this run (the explorer hands every
         run its own copy of the task)."""
-        assigned = self.__dict__.get("_rollout_args")
+        assigned = self._rollout_args
         return self.task.rollout_args if assigned is None else assigned
 
     @rollout_args.setter
     def rollout_args(self, value: MutableMapping[str, Any]) -> None:
-        self.keep_rollout_args(value)
+        self._rollout_args = value
 
     def keep_rollout_args(self, value: MutableMapping[str, Any]) -> None:
         """Make ``value`` what the base class's ``rollout_args`` returns. The setter says
         the same; this works too under a subclass that redefines ``rollout_args`` as a
         read-only property (as Trinity-RFT workflows do), where the setter is gone."""
-        self.__dict__["_rollout_args"] = value
+        self._rollout_args = value
 
-    @cached_property
+    @property
     def logger(self) -> logging.Logger:
         """The logger of this workflow's class (``module.ClassName``); a workflow may
         assign its own, as Trinity-RFT workflows do with ``get_logger(__name__)``."""
-        cls = type(self)
-        return logging.getLogger(f"{cls.__module__}.{cls.__qualname__}")
+        if self._logger is None:
+            cls = type(self)
+            self._logger = logging.getLogger(f"{cls.__module__}.{cls.__qualname__}")
+        return self._logger
+
+    @logger.setter
+    def logger(self, value: logging.Logger) -> None:
+        self._logger = value
 
     @property
     def resettable(self) -> bool:
