@@ -299,7 +299,7 @@ def load_taskset(
     """Build Tasks from a taskset config; rows missing required keys become InvalidRows."""
     rows, origins, invalid = read_rows(config, base_dir)
     fmt = config.format.to_format_config()
-    rollout = config.rollout_args.to_generation_config()
+    rollout = config.rollout_args.copy()  # the tasks' own: the config section stays as read
     rollout.n = config.repeat_times  # as each Task would set it (see Task): one config for all
     workflow = config.default_workflow_type or default_workflow
     reward_fn = config.default_reward_fn_type or default_reward_fn

@@ -29,18 +29,9 @@ class FormatSection(StrictModel):
         return FormatConfig(**self.model_dump())
 
 
-class RolloutArgs(StrictModel):
-    temperature: float = Field(1.0, ge=0)
-    top_p: float = Field(1.0, gt=0, le=1)
-    top_k: int = -1
-    max_tokens: int | None = Field(None, ge=1)
-    n: int = Field(1, ge=1)
-    logprobs: int | None = 0
-    seed: int | None = None
-    stop: list[str] = Field(default_factory=list)
-
-    def to_generation_config(self) -> GenerationConfig:
-        return GenerationConfig(**self.model_dump())
+#: the public name the ``rollout_args`` section once had as a type of its own; the
+#: section is validated as the core ``GenerationConfig`` itself (see its module)
+RolloutArgs = GenerationConfig
 
 
 class ReasoningGymSource(StrictModel):
@@ -67,7 +58,7 @@ class TasksetConfig(StrictModel):
     )
     reasoning_gym: ReasoningGymSource | None = None
     format: FormatSection = Field(default_factory=FormatSection)
-    rollout_args: RolloutArgs = Field(default_factory=RolloutArgs)
+    rollout_args: GenerationConfig = Field(default_factory=GenerationConfig)
     default_workflow_type: str | None = Field(None, alias="default_workflow")
     default_reward_fn_type: str | None = Field(None, alias="default_reward_fn")
     workflow_args: dict[str, Any] = Field(default_factory=dict)

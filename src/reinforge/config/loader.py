@@ -42,17 +42,22 @@ def unknown_key_hint(loc: tuple[str | int, ...]) -> str:
     return f" - did you mean {shown}?"
 
 
+# what pydantic calls a key the section does not have: in a model, and in a dataclass
+# validated as a section (``rollout_args`` is the core GenerationConfig)
+_UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")
+
+
 def _format_validation(source: str, exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] in _UNKNOWN_KEY:
             msg = "unknown key" + unknown_key_hint(tuple(err["loc"]))
         got = err.get("input")
         detail = (
             f" (got {got!r})"
-            if err["type"] not in ("extra_forbidden", "missing") and not isinstance(got, dict)
+            if err["type"] not in (*_UNKNOWN_KEY, "missing") and not isinstance(got, dict)
             else ""
         )
         lines.append(f"{source}: {loc}: {msg}{detail}")

@@ -6,6 +6,7 @@ buffer, ``ExplorerConfig`` in explorer); this module composes them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import UnionType
@@ -206,6 +207,8 @@ def known_keys(loc: Sequence[str | int], root: type[BaseModel] | None = None) ->
         current = inner
     keys: list[str] = []
     for tp in current:
+        if dataclasses.is_dataclass(tp):  # a core type validated as a section (rollout_args)
+            keys.extend(f.name for f in dataclasses.fields(tp) if f.name not in keys)
         if not _is_model(tp):
             continue
         for name, info in tp.model_fields.items():

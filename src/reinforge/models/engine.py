@@ -20,7 +20,13 @@ from typing import Any
 
 @dataclass
 class SamplingParams:
-    """How to sample ``n`` continuations of one prompt."""
+    """How to sample ``n`` continuations of one prompt: the engine's request.
+
+    The core ``GenerationConfig``'s settings (less ``logprobs``: log-probabilities are
+    always returned) with ``max_tokens`` resolved, plus the engine-only
+    ``stop_token_ids`` and ``top_logprobs``. A model call builds it in one place,
+    ``reinforge.models.wrapper.sampling_args.sampling_params``.
+    """
 
     n: int = 1
     temperature: float = 1.0

@@ -63,7 +63,7 @@ class BaseSimpleWorkflow(Workflow):
     def reset(self, task: Task) -> None:
         self.task = task
         self.format_args = task.format_args
-        self.rollout_args = _copy_config(task.rollout_args)
+        self.keep_rollout_args(_copy_config(task.rollout_args))
         self.workflow_args = task.workflow_args
         self.raw_task = task.raw_task or {}
         self.system_prompt = self.format_args.system_prompt or self.default_system_prompt
@@ -105,7 +105,11 @@ class BaseSimpleWorkflow(Workflow):
 
     def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
         super().set_repeat_times(repeat_times, run_id_base)
-        self.rollout_args.n = repeat_times
+        args = self.rollout_args
+        if type(args) is GenerationConfig:
+            args.n = repeat_times
+        else:  # a subclass may keep a dict (Trinity's ``asdict(task.rollout_args)``)
+            args["n"] = repeat_times
 
     def format_messages(self) -> list[dict[str, str]]:
         messages = []

@@ -14,6 +14,12 @@ Class flags the explorer reads:
   once; otherwise the explorer runs it ``repeat_times`` times.
 * ``is_async``: ``run_async`` is implemented instead of ``run``.
 
+What a workflow has besides its task and model, as Trinity-RFT workflows expect:
+``self.rollout_args``, the task's sampling settings (a ``GenerationConfig``: read as
+attributes, ``rollout_args.n``, or as a mapping, ``**self.rollout_args``,
+``.copy()``, ``["n"]``), and ``self.logger``, a logger named for the workflow's class.
+Both are there even in a subclass whose ``reset`` does not call the base class.
+
 Other workflow styles register in the same ``WORKFLOWS``: a class that is not a
 ``Workflow`` but has a ``__reinforge_workflow__()`` class method (rLLM-style
 episode workflows, ``reinforge.workflows.episode``) is stored as the Workflow class
@@ -23,11 +29,12 @@ decorator still returns the class itself.
 
 from __future__ import annotations
 
+import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from reinforge.core import Experience, Registry, Task
+from reinforge.core import Experience, GenerationConfig, Registry, Task
 
 
 def as_workflow_class(obj: Any) -> Any:
@@ -98,6 +105,44 @@ class Workflow:
         self.auxiliary_models = auxiliary_models or []
         self.repeat_times = task.repeat_times
         self.run_id_base = 0
+
+    # what the rollout_args and logger properties return when set (plain attributes,
+    # not entries written through ``__dict__``, which would slow every attribute of
+    # the instance down on CPython 3.11+)
+    _rollout_args: GenerationConfig | MutableMapping[str, Any] | None = None
+    _logger: logging.Logger | None = None
+
+    @property
+    def rollout_args(self) -> GenerationConfig | MutableMapping[str, Any]:
+        """The sampling settings of this run: what was assigned to ``self.rollout_args``
+        (Trinity-RFT workflows assign ``asdict(task.rollout_args)``), else the task's
+        ``rollout_args`` itself, which belongs to this run (the explorer hands every
+        run its own copy of the task)."""
+        assigned = self._rollout_args
+        return self.task.rollout_args if assigned is None else assigned
+
+    @rollout_args.setter
+    def rollout_args(self, value: MutableMapping[str, Any]) -> None:
+        self._rollout_args = value
+
+    def keep_rollout_args(self, value: MutableMapping[str, Any]) -> None:
+        """Make ``value`` what the base class's ``rollout_args`` returns. The setter says
+        the same; this works too under a subclass that redefines ``rollout_args`` as a
+        read-only property (as Trinity-RFT workflows do), where the setter is gone."""
+        self._rollout_args = value
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The logger of this workflow's class (``module.ClassName``); a workflow may
+        assign its own, as Trinity-RFT workflows do with ``get_logger(__name__)``."""
+        if self._logger is None:
+            cls = type(self)
+            self._logger = logging.getLogger(f"{cls.__module__}.{cls.__qualname__}")
+        return self._logger
+
+    @logger.setter
+    def logger(self, value: logging.Logger) -> None:
+        self._logger = value
 
     @property
     def resettable(self) -> bool:
