@@ -34,6 +34,15 @@ def eval_metric(taskset: str, name: str) -> str:
     return eval_prefix(taskset) + name
 
 
+def eval_taskset_of(key: str) -> str | None:
+    """The taskset whose evaluation reported ``key`` if it is its ``eval/TASKSET/tasks``
+    (every evaluation reports it once), else None."""
+    suffix = "/" + TASKS
+    if key.startswith(EVAL_PREFIX) and key.endswith(suffix):
+        return key[len(EVAL_PREFIX) : -len(suffix)]
+    return None
+
+
 # ---- the statistics of the results of a step or an eval pass (under either prefix) ------
 
 TASKS = "tasks"
