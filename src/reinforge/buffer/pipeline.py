@@ -40,6 +40,12 @@ from reinforge.buffer.operators import (
     operator_config_parts,
 )
 from reinforge.core import Experience
+from reinforge.core.explore_metric_names import (
+    PIPELINE_EMPTY_BATCH,
+    PIPELINE_ERRORS,
+    PIPELINE_EXPERIENCES_IN,
+    PIPELINE_EXPERIENCES_OUT,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +167,7 @@ class ExperiencePipeline:
         """Run the operators in order; return the surviving experiences and merged metrics."""
         self.last_errors = []
         batch = list(exps)
-        metrics: dict[str, Any] = {"pipeline/experiences_in": float(len(batch))}
+        metrics: dict[str, Any] = {PIPELINE_EXPERIENCES_IN: float(len(batch))}
         for name, op in self._stages:
             if not batch:
                 break
@@ -175,9 +181,9 @@ class ExperiencePipeline:
                 logger.warning("experience operator '%s' failed; skipped", name, exc_info=True)
                 continue
             metrics.update(namespaced(name, op_metrics))
-        metrics["pipeline/experiences_out"] = float(len(batch))
-        metrics["pipeline/errors"] = float(len(self.last_errors))
-        metrics["pipeline/empty_batch"] = float(not batch)
+        metrics[PIPELINE_EXPERIENCES_OUT] = float(len(batch))
+        metrics[PIPELINE_ERRORS] = float(len(self.last_errors))
+        metrics[PIPELINE_EMPTY_BATCH] = float(not batch)
         return batch, metrics
 
     def process_sync(self, exps: Sequence[Experience]) -> tuple[list[Experience], dict[str, Any]]:

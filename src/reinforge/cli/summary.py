@@ -19,11 +19,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from reinforge.core import explore_metric_names as explore
 from reinforge.core.metric_names import TRAIN_PREFIX, TRAIN_SKIPPED, TRAIN_STALE_DROPPED
 
 Row = dict[str, Any]
 
-_MEAN_AT = re.compile(r"mean@(\d+)$")
+_MEAN_AT = re.compile(re.escape(explore.MEAN_AT) + r"(\d+)$")
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _total(rows: Iterable[Row], key: str) -> float:
 
 def explore_rows(rows: Iterable[Row]) -> list[Row]:
     """The rows of explore steps (eval rows carry ``eval/...`` keys instead)."""
-    return [r for r in rows if "explore/tasks" in r]
+    return [r for r in rows if explore.EXPLORE_TASKS in r]
 
 
 def train_rows(rows: Iterable[Row]) -> list[Row]:
@@ -101,8 +102,8 @@ def masked_reasons(rows: Iterable[Row]) -> dict[str, int]:
     out: dict[str, int] = {}
     for row in rows:
         for key, value in row.items():
-            if str(key).startswith("explore/masked/"):
-                reason = str(key).removeprefix("explore/masked/")
+            if str(key).startswith(explore.EXPLORE_MASKED_PREFIX):
+                reason = str(key).removeprefix(explore.EXPLORE_MASKED_PREFIX)
                 out[reason] = out.get(reason, 0) + int(value or 0)
     return {k: v for k, v in out.items() if v}
 
@@ -110,10 +111,10 @@ def masked_reasons(rows: Iterable[Row]) -> dict[str, int]:
 def skip_reason(explored: Row | None, trained: Row) -> str:
     """Why a training step had nothing to train on, as far as its metrics tell."""
     if explored is not None:
-        tasks = int(explored.get("explore/tasks", 0) or 0)
-        failed = int(explored.get("explore/failed_tasks", 0) or 0)
-        exps = int(explored.get("explore/experiences", 0) or 0)
-        masked = int(explored.get("explore/masked_experiences", 0) or 0)
+        tasks = int(explored.get(explore.EXPLORE_TASKS, 0) or 0)
+        failed = int(explored.get(explore.EXPLORE_FAILED_TASKS, 0) or 0)
+        exps = int(explored.get(explore.EXPLORE_EXPERIENCES, 0) or 0)
+        masked = int(explored.get(explore.EXPLORE_MASKED_EXPERIENCES, 0) or 0)
         if tasks and failed == tasks:
             return "every task failed"
         if tasks and not exps:
@@ -121,11 +122,11 @@ def skip_reason(explored: Row | None, trained: Row) -> str:
         if masked and masked == exps:
             reasons = ", ".join(sorted(masked_reasons([explored]))) or "masked"
             return f"every experience was masked ({reasons})"
-        if not explored.get("explore/stored", 1):
+        if not explored.get(explore.EXPLORE_STORED, 1):
             droppers = sorted(
-                str(k).removesuffix("/dropped")
+                str(k).removesuffix(explore.DROPPED_SUFFIX)
                 for k, v in explored.items()
-                if str(k).endswith("/dropped") and v
+                if str(k).endswith(explore.DROPPED_SUFFIX) and v
             )
             if droppers:
                 return f"the experience pipeline dropped everything ({', '.join(droppers)})"
@@ -141,24 +142,24 @@ def explore_line(rows: Sequence[Row], wall_time: float) -> str | None:
     if not explored:
         return None
     steps = [int(r.get("step", 0)) for r in explored]
-    rollouts = _total(explored, "explore/experiences")
-    stored = _total(explored, "explore/stored")
-    tasks = _total(explored, "explore/tasks")
+    rollouts = _total(explored, explore.EXPLORE_EXPERIENCES)
+    stored = _total(explored, explore.EXPLORE_STORED)
+    tasks = _total(explored, explore.EXPLORE_TASKS)
     # the rate while exploring: start-up, training and evaluation are not in it
-    busy = _total(explored, "explore/step_time") or wall_time
+    busy = _total(explored, explore.EXPLORE_STEP_TIME) or wall_time
     text = (
         f"{len(steps)} step{'s' if len(steps) != 1 else ''} ({_steps(steps)}), "
         f"{tasks:.0f} tasks, {rollouts:.0f} rollouts ({_rate(rollouts, busy)}), "
         f"{stored:.0f} experiences stored"
     )
-    failed = _total(explored, "explore/failed_tasks")
+    failed = _total(explored, explore.EXPLORE_FAILED_TASKS)
     if failed:
         text += f"; {failed:.0f} tasks failed (see the warnings above)"
-    masked = _total(explored, "explore/masked_experiences")
+    masked = _total(explored, explore.EXPLORE_MASKED_EXPERIENCES)
     if masked:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(masked_reasons(explored).items()))
         text += f"; {masked:.0f} experiences masked" + (f" ({reasons})" if reasons else "")
-    empty = [int(r.get("step", 0)) for r in explored if not r.get("explore/stored", 1)]
+    empty = [int(r.get("step", 0)) for r in explored if not r.get(explore.EXPLORE_STORED, 1)]
     if empty:
         text += f"; nothing stored at step {_steps(empty)}"
     return text
@@ -167,10 +168,14 @@ def explore_line(rows: Sequence[Row], wall_time: float) -> str | None:
 def score_line(rows: Sequence[Row]) -> tuple[str, str] | None:
     """(label, text): the explore accuracy (or reward) over all steps, first to last."""
     explored = explore_rows(rows)
-    for metric in ("accuracy", "reward_mean"):
-        key = f"explore/{metric}"
+    for metric in (explore.ACCURACY, explore.REWARD_MEAN):
+        key = explore.explore_metric(metric)
         points = [
-            (int(r.get("step", 0)), float(r[key]), float(r.get("explore/experiences", 1) or 1))
+            (
+                int(r.get("step", 0)),
+                float(r[key]),
+                float(r.get(explore.EXPLORE_EXPERIENCES, 1) or 1),
+            )
             for r in explored
             if isinstance(r.get(key), int | float)
         ]
@@ -178,7 +183,7 @@ def score_line(rows: Sequence[Row]) -> tuple[str, str] | None:
             continue
         weight = sum(w for _, _, w in points)
         overall = sum(v * w for _, v, w in points) / weight
-        label = "accuracy" if metric == "accuracy" else "reward"
+        label = "accuracy" if metric == explore.ACCURACY else "reward"
         text = _num(overall)
         if len(points) > 1:
             (s0, v0, _), (s1, v1, _) = points[0], points[-1]
@@ -219,12 +224,11 @@ def eval_series(rows: Iterable[Row]) -> dict[str, tuple[str, list[tuple[int, Row
     for row in rows:
         for key in row:
             key = str(key)
-            if key.startswith("eval/") and key.endswith("/tasks"):
-                name = key.removeprefix("eval/").removesuffix("/tasks")
+            if (name := explore.eval_taskset_of(key)) is not None:
                 per_taskset.setdefault(name, []).append((int(row.get("step", 0)), row))
     out: dict[str, tuple[str, list[tuple[int, Row]]]] = {}
     for name, points in per_taskset.items():
-        prefix = f"eval/{name}/"
+        prefix = explore.eval_prefix(name)
         keys = {str(k) for _, r in points for k in r if str(k).startswith(prefix)}
         means = sorted(
             (int(m.group(1)), k)
@@ -233,10 +237,10 @@ def eval_series(rows: Iterable[Row]) -> dict[str, tuple[str, list[tuple[int, Row
         )
         if means:
             headline = means[-1][1]
-        elif prefix + "accuracy" in keys:
-            headline = prefix + "accuracy"
-        elif prefix + "reward_mean" in keys:
-            headline = prefix + "reward_mean"
+        elif prefix + explore.ACCURACY in keys:
+            headline = prefix + explore.ACCURACY
+        elif prefix + explore.REWARD_MEAN in keys:
+            headline = prefix + explore.REWARD_MEAN
         else:
             continue
         out[name] = (
@@ -290,14 +294,14 @@ def eval_lines(rows: Sequence[Row], trend: bool = True) -> list[str]:
     for name, (headline, points) in eval_series(rows).items():
         if not points:
             continue
-        prefix = f"eval/{name}/"
+        prefix = explore.eval_prefix(name)
         step, last = points[-1]
         if trend:
             text = _trend([(s, float(r[headline])) for s, r in points])
         else:
             text = _num(float(last[headline])) + _spread(last, prefix)
-        tasks = int(last.get(prefix + "tasks", 0) or 0)
-        failed = int(last.get(prefix + "failed_tasks", 0) or 0)
+        tasks = int(last.get(prefix + explore.TASKS, 0) or 0)
+        failed = int(last.get(prefix + explore.FAILED_TASKS, 0) or 0)
         if not trend:
             text += f"; {tasks} tasks" + (f", {failed} failed" if failed else "")
         elif failed:

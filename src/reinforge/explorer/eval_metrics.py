@@ -6,6 +6,8 @@ from math import comb
 
 import numpy as np
 
+from reinforge.core.explore_metric_names import BEST_AT, MEAN_AT, STD_AT, WORST_AT, at
+
 
 def expected_best_of_k(scores: list[float], k: int) -> float:
     """Unbiased E[max of k samples drawn without replacement from ``scores``]."""
@@ -31,17 +33,19 @@ def eval_metrics(per_task: dict[str, list[float]], prefix: str = "") -> dict[str
     n = min(len(v) for v in lists)
     arr = np.array([v[:n] for v in lists], dtype=float)
     out = {
-        f"{prefix}mean@{n}": float(arr.mean()),
-        f"{prefix}std@{n}": float(arr.std(axis=1).mean()),
+        prefix + at(MEAN_AT, n): float(arr.mean()),
+        prefix + at(STD_AT, n): float(arr.std(axis=1).mean()),
     }
     k = 2
     while k <= n:
-        out[f"{prefix}best@{k}"] = float(np.mean([expected_best_of_k(list(row), k) for row in arr]))
-        out[f"{prefix}worst@{k}"] = float(
+        out[prefix + at(BEST_AT, k)] = float(
+            np.mean([expected_best_of_k(list(row), k) for row in arr])
+        )
+        out[prefix + at(WORST_AT, k)] = float(
             np.mean([expected_worst_of_k(list(row), k) for row in arr])
         )
         k *= 2
-    if n > 1 and f"{prefix}best@{n}" not in out:
-        out[f"{prefix}best@{n}"] = float(arr.max(axis=1).mean())
-        out[f"{prefix}worst@{n}"] = float(arr.min(axis=1).mean())
+    if n > 1 and prefix + at(BEST_AT, n) not in out:
+        out[prefix + at(BEST_AT, n)] = float(arr.max(axis=1).mean())
+        out[prefix + at(WORST_AT, n)] = float(arr.min(axis=1).mean())
     return out

@@ -21,6 +21,7 @@ from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
 from reinforge.core import Task
+from reinforge.core import explore_metric_names as names
 from reinforge.explorer import daemon_executor
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
@@ -223,8 +224,8 @@ class Explorer:
         )
         exps = [e for r in results for e in r.experiences]
         stats = ResultStats().add(results)
-        metrics: dict[str, float] = {"step": step, **stats.metrics("explore/")}
-        metrics.update(masked_metrics(exps, "explore/"))
+        metrics: dict[str, float] = {"step": step, **stats.metrics(names.EXPLORE_PREFIX)}
+        metrics.update(masked_metrics(exps, names.EXPLORE_PREFIX))
         exps = [e for e in exps if e.mask_reason is None]
         if self.pipeline is not None:
             exps, pipe_metrics = await self.pipeline.process(exps)
@@ -232,10 +233,10 @@ class Explorer:
         written = await self._io(
             self.storage.write, exps, {"explorer": cursor.state()}, task_records(results)
         )
-        metrics["explore/step_time"] = time.monotonic() - step_start
-        metrics["explore/model_version"] = self.engine.model_version
-        metrics["explore/stored"] = written
-        return StepOutput(step, len(batch), results, exps, metrics, stats)
+        metrics[names.EXPLORE_STEP_TIME] = time.monotonic() - step_start
+        metrics[names.EXPLORE_MODEL_VERSION] = self.engine.model_version
+        metrics[names.EXPLORE_STORED] = written
+        return StepOutput(step, len(batch), results, exps, metrics, stats, written)
 
     async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
         """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
@@ -247,7 +248,7 @@ class Explorer:
         while (out := await self.explore_step(cursor)) is not None:
             summary.steps += 1
             summary.tasks += out.num_tasks
-            summary.experiences += int(out.metrics["explore/stored"])
+            summary.experiences += out.stored
             for r in out.results:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
             stats.merge(out.stats)
@@ -255,7 +256,7 @@ class Explorer:
             self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
         summary.elapsed = time.monotonic() - start
-        summary.metrics = stats.metrics("explore/")
+        summary.metrics = stats.metrics(names.EXPLORE_PREFIX)
         return summary
 
     async def evaluate(self, step: int = 0) -> dict[str, float]:
@@ -271,7 +272,7 @@ class Explorer:
             per_task: dict[str, list[float]] = {}
             for r in results:
                 per_task.setdefault(r.task_id, []).extend(score_of(e) for e in r.experiences)
-            prefix = f"eval/{cfg.name}/"
+            prefix = names.eval_prefix(cfg.name)
             metrics.update(step_metrics(results, prefix))
             metrics.update(eval_metrics(per_task, prefix))
             self.reporter.step_done(

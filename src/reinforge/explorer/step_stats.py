@@ -13,6 +13,7 @@ import numpy as np
 
 from reinforge.buffer import TaskRecord
 from reinforge.core import Experience
+from reinforge.core import explore_metric_names as names
 from reinforge.explorer.messages import MASKED, TaskResult
 
 
@@ -25,6 +26,8 @@ class StepOutput:
     metrics: dict[str, float]
     #: what the step's metrics were computed from; the run's summary adds these up
     stats: ResultStats
+    #: experiences written to the buffer (after the experience pipeline)
+    stored: int
 
 
 @dataclass
@@ -62,17 +65,17 @@ def task_records(results: list[TaskResult]) -> list[TaskRecord]:
 def masked_metrics(exps: list[Experience], prefix: str) -> dict[str, float]:
     """How many experiences are masked, in all and per reason (the reason's first word)."""
     masked = [e.mask_reason for e in exps if e.mask_reason is not None]
-    out = {f"{prefix}masked_experiences": float(len(masked))}
+    out = {prefix + names.MASKED_EXPERIENCES: float(len(masked))}
     for reason in masked:
-        key = f"{prefix}masked/{reason.split(':')[0].split()[0]}"
+        key = f"{prefix}{names.MASKED_PREFIX}{reason.split(':')[0].split()[0]}"
         out[key] = out.get(key, 0.0) + 1.0
     return out
 
 
 def score_of(exp: Experience) -> float:
     """The number an experience is judged by: its ``accuracy`` metric if any, else its reward."""
-    if "accuracy" in exp.metrics:
-        return float(exp.metrics["accuracy"])
+    if names.ACCURACY in exp.metrics:
+        return float(exp.metrics[names.ACCURACY])
     return float(exp.reward or 0.0)
 
 
@@ -111,7 +114,7 @@ class ResultStats:
                 reward = exp.reward
                 if reward is not None and exp.mask_reason is None:
                     self.rewards.append(reward)
-                self.has_accuracy = self.has_accuracy or "accuracy" in metrics
+                self.has_accuracy = self.has_accuracy or names.ACCURACY in metrics
                 self.scores.append(score_of(exp))
                 self.lengths.append(exp.response_length)
                 self.truncated.append(exp.truncate_status is not None)
@@ -142,29 +145,28 @@ class ResultStats:
 
     def metrics(self, prefix: str) -> dict[str, float]:
         out: dict[str, float] = {
-            f"{prefix}tasks": float(self.tasks),
-            f"{prefix}failed_tasks": float(self.failed),
-            f"{prefix}experiences": float(len(self.lengths)),
+            prefix + names.TASKS: float(self.tasks),
+            prefix + names.FAILED_TASKS: float(self.failed),
+            prefix + names.EXPERIENCES: float(len(self.lengths)),
         }
         if not self.lengths:
             return out
         if self.rewards:
-            out[f"{prefix}reward_mean"] = float(np.mean(self.rewards))
-            out[f"{prefix}reward_std"] = float(np.std(self.rewards))
+            out[prefix + names.REWARD_MEAN] = float(np.mean(self.rewards))
+            out[prefix + names.REWARD_STD] = float(np.std(self.rewards))
         if self.has_accuracy:
-            out[f"{prefix}accuracy"] = float(np.mean(self.scores))
-        out[f"{prefix}response_length"] = float(np.mean(self.lengths))
-        out[f"{prefix}truncated_ratio"] = float(np.mean(self.truncated))
+            out[prefix + names.ACCURACY] = float(np.mean(self.scores))
+        out[prefix + names.RESPONSE_LENGTH] = float(np.mean(self.lengths))
+        out[prefix + names.TRUNCATED_RATIO] = float(np.mean(self.truncated))
         out.update(self.workflow_metrics(prefix))
         return out
 
     def workflow_metrics(self, prefix: str) -> dict[str, float]:
         out: dict[str, float] = {}
         for key, values in self.per_task.items():
-            name = f"{prefix}workflow/{key}"
-            out[f"{name}/mean"] = float(np.mean(values))
-            out[f"{name}/max"] = float(max(values))
-            out[f"{name}/min"] = float(min(values))
+            out[prefix + names.workflow_metric(key, "mean")] = float(np.mean(values))
+            out[prefix + names.workflow_metric(key, "max")] = float(max(values))
+            out[prefix + names.workflow_metric(key, "min")] = float(min(values))
         return out
 
 

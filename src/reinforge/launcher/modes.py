@@ -22,6 +22,15 @@ from typing import Any
 
 from reinforge.algorithms import resolve_algorithm
 from reinforge.config import ConfigError, ReinforgeConfig
+from reinforge.core.explore_metric_names import (
+    EXPLORE_EXPERIENCES,
+    EXPLORE_FAILED_TASKS,
+    EXPLORE_MASKED_EXPERIENCES,
+    EXPLORE_MASKED_PREFIX,
+    EXPLORE_STORED,
+    EXPLORE_TASKS,
+    dropped_metric,
+)
 from reinforge.core.metric_names import TRAIN_STEP_TIME, TRAIN_SYNC_TIME
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import (
@@ -152,24 +161,24 @@ class ExploredTotals:
     def cause(self, operators: list[str]) -> str:
         """The most specific reason the metrics give for no experience being kept."""
         get = self.totals.get
-        tasks, failed = int(get("explore/tasks", 0)), int(get("explore/failed_tasks", 0))
+        tasks, failed = int(get(EXPLORE_TASKS, 0)), int(get(EXPLORE_FAILED_TASKS, 0))
         if tasks and failed == tasks:
             return f"every task failed ({failed} of {tasks}; see the warnings above)"
-        if tasks and not get("explore/experiences", 0):
+        if tasks and not get(EXPLORE_EXPERIENCES, 0):
             return f"the workflows returned no experience for any of the {tasks} tasks"
-        masked = int(get("explore/masked_experiences", 0))
-        if masked and masked == int(get("explore/experiences", 0)):
+        masked = int(get(EXPLORE_MASKED_EXPERIENCES, 0))
+        if masked and masked == int(get(EXPLORE_EXPERIENCES, 0)):
             reasons = sorted(
-                k.removeprefix("explore/masked/")
+                k.removeprefix(EXPLORE_MASKED_PREFIX)
                 for k in self.totals
-                if k.startswith("explore/masked/")
+                if k.startswith(EXPLORE_MASKED_PREFIX)
             )
             return (
                 f"every experience was masked ({masked}; reasons: {', '.join(reasons)}), "
                 "e.g. its judge could not score it"
             )
-        droppers = [name for name in operators if get(f"{name}/dropped", 0) > 0]
-        if droppers and not get("explore/stored", 0):
+        droppers = [name for name in operators if get(dropped_metric(name), 0) > 0]
+        if droppers and not get(EXPLORE_STORED, 0):
             return "; ".join(
                 f"{name} dropped {_DROP_REASONS.get(name, 'every experience it got')}"
                 for name in droppers

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reinforge.core import explore_metric_names as explore
+from reinforge.core.explore_metric_names import eval_metric, explore_metric, workflow_metric
 from reinforge.core.metric_names import (
     ENTROPY_VALUE,
     KL_LOSS_VALUE,
@@ -39,10 +41,14 @@ class Panel:
 
 
 PANELS: list[Panel] = [
-    Panel("reward", ("explore/reward_mean",), "mean reward"),
-    Panel("explore accuracy", ("explore/accuracy",), "accuracy"),
+    Panel("reward", (explore.EXPLORE_REWARD_MEAN,), "mean reward"),
+    Panel("explore accuracy", (explore.EXPLORE_ACCURACY,), "accuracy"),
     # drawn per taskset (see _eval_series): one line each, mean@n or else accuracy
-    Panel("eval accuracy", ("eval/*/accuracy", "eval/*/mean@*"), "accuracy"),
+    Panel(
+        "eval accuracy",
+        (eval_metric("*", explore.ACCURACY), eval_metric("*", explore.MEAN_AT + "*")),
+        "accuracy",
+    ),
     # what the policy-gradient term alone contributes (sft/loss: the SFT preset's)
     Panel("policy loss", (train_metric(POLICY_LOSS), train_metric(SFT_LOSS)), "policy loss"),
     # the optimised total: policy loss + KL loss - entropy bonus
@@ -53,24 +59,28 @@ PANELS: list[Panel] = [
         "KL",
     ),
     Panel("entropy", (train_metric(ENTROPY_VALUE),), "entropy (nats/token)"),
-    Panel("response length", ("explore/response_length",), "tokens"),
+    Panel("response length", (explore.EXPLORE_RESPONSE_LENGTH,), "tokens"),
     Panel(
         "judge",
         (
-            "explore/workflow/judge_success/mean",
-            "explore/workflow/judge_gold_agreement/mean",
-            "explore/workflow/judge_position_consistency/mean",
-            "explore/workflow/gold_reward/mean",
+            explore_metric(workflow_metric("judge_success", "mean")),
+            explore_metric(workflow_metric("judge_gold_agreement", "mean")),
+            explore_metric(workflow_metric("judge_position_consistency", "mean")),
+            explore_metric(workflow_metric("gold_reward", "mean")),
         ),
         "rate / reward",
     ),
     Panel(
         "judge latency (s)",
-        ("explore/workflow/judge_latency/mean", "llm_judge/latency_mean"),
+        (explore_metric(workflow_metric("judge_latency", "mean")), "llm_judge/latency_mean"),
         "seconds",
     ),
-    Panel("masked experiences", ("explore/masked_experiences", "explore/masked/*"), "experiences"),
-    Panel("step time (s)", ("explore/step_time", TRAIN_STEP_TIME), "seconds"),
+    Panel(
+        "masked experiences",
+        (explore.EXPLORE_MASKED_EXPERIENCES, explore.EXPLORE_MASKED_PREFIX + "*"),
+        "experiences",
+    ),
+    Panel("step time (s)", (explore.EXPLORE_STEP_TIME, TRAIN_STEP_TIME), "seconds"),
 ]
 EVAL_PANEL = "eval accuracy"
 
@@ -109,12 +119,14 @@ def _eval_series(rows: list[dict[str, Any]]) -> Series:
     for row in rows:
         per_taskset: dict[str, dict[str, float]] = {}
         for key, value in row.items():
-            if key.startswith("eval/") and key.count("/") >= 2 and isinstance(value, int | float):
-                name, metric = key[len("eval/") : key.rindex("/")], key[key.rindex("/") + 1 :]
+            prefix = explore.EVAL_PREFIX
+            if key.startswith(prefix) and key.count("/") >= 2 and isinstance(value, int | float):
+                name, metric = key[len(prefix) : key.rindex("/")], key[key.rindex("/") + 1 :]
                 per_taskset.setdefault(name, {})[metric] = float(value)
         for name, found in per_taskset.items():
-            means = [m for m in found if m.startswith("mean@") and m[5:].isdigit()]
-            metric = max(means, key=lambda m: int(m[5:])) if means else "accuracy"
+            at = len(explore.MEAN_AT)
+            means = [m for m in found if m.startswith(explore.MEAN_AT) and m[at:].isdigit()]
+            metric = max(means, key=lambda m: int(m[at:])) if means else explore.ACCURACY
             if metric not in found:
                 continue
             xs, ys = points.setdefault(name, ([], []))

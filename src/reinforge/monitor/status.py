@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reinforge.core import explore_metric_names as explore
 from reinforge.core.metric_names import (
     ENTROPY_VALUE,
     KL_LOSS_VALUE,
@@ -24,6 +25,7 @@ from reinforge.core.metric_names import (
     TRAIN_EXPERIENCES,
     TRAIN_GRAD_NORM,
     TRAIN_LOSS,
+    TRAIN_PREFIX,
     TRAIN_SKIPPED,
     TRAIN_STEP_TIME,
     TRAIN_SYNC_TIME,
@@ -32,14 +34,14 @@ from reinforge.core.metric_names import (
 
 # (label, metric) pairs shown for each kind of row, in this order, when present
 EXPLORE_FIELDS: tuple[tuple[str, str], ...] = (
-    ("reward", "explore/reward_mean"),
-    ("accuracy", "explore/accuracy"),
-    ("tasks", "explore/tasks"),
-    ("failed", "explore/failed_tasks"),
-    ("experiences", "explore/experiences"),
-    ("masked", "explore/masked_experiences"),
-    ("stored", "explore/stored"),
-    ("response_length", "explore/response_length"),
+    ("reward", explore.EXPLORE_REWARD_MEAN),
+    ("accuracy", explore.EXPLORE_ACCURACY),
+    ("tasks", explore.EXPLORE_TASKS),
+    ("failed", explore.EXPLORE_FAILED_TASKS),
+    ("experiences", explore.EXPLORE_EXPERIENCES),
+    ("masked", explore.EXPLORE_MASKED_EXPERIENCES),
+    ("stored", explore.EXPLORE_STORED),
+    ("response_length", explore.EXPLORE_RESPONSE_LENGTH),
 )
 TRAIN_FIELDS: tuple[tuple[str, str], ...] = (
     ("loss", TRAIN_LOSS),
@@ -52,11 +54,11 @@ TRAIN_FIELDS: tuple[tuple[str, str], ...] = (
 )
 # the latest value of each is kept on the progress bar, whichever row brought it
 HEADLINE_FIELDS: tuple[tuple[str, str], ...] = (
-    ("reward", "explore/reward_mean"),
-    ("accuracy", "explore/accuracy"),
+    ("reward", explore.EXPLORE_REWARD_MEAN),
+    ("accuracy", explore.EXPLORE_ACCURACY),
     ("loss", TRAIN_LOSS),
 )
-_EVAL_ORDER = ("mean@", "std@", "best@", "worst@")
+_EVAL_ORDER = (explore.MEAN_AT, explore.STD_AT, explore.BEST_AT, explore.WORST_AT)
 _STEP_DESCRIPTION = re.compile(r"^step (\d+)\s*(.*)$")
 
 
@@ -80,8 +82,12 @@ def fmt_duration(seconds: float) -> str:
 def row_kind(metrics: dict[str, Any]) -> str:
     """``explore``, ``train``, ``eval`` or ``other``: which part of a run logged a row."""
     keys = [k for k in metrics if k != "step"]
-    for kind in ("explore", "train", "eval"):
-        if any(k.startswith(f"{kind}/") for k in keys):
+    for kind, prefix in (
+        ("explore", explore.EXPLORE_PREFIX),
+        ("train", TRAIN_PREFIX),
+        ("eval", explore.EVAL_PREFIX),
+    ):
+        if any(k.startswith(prefix) for k in keys):
             return kind
     return "other"
 
@@ -89,13 +95,13 @@ def row_kind(metrics: dict[str, Any]) -> str:
 def eval_taskset(metrics: dict[str, Any]) -> str:
     """The eval taskset an eval row belongs to (its keys are ``eval/NAME/...``)."""
     for key in metrics:
-        if key.startswith("eval/") and key.endswith("/tasks"):
-            return key[len("eval/") : -len("/tasks")]
-    key = next(k for k in metrics if k.startswith("eval/"))
+        if (name := explore.eval_taskset_of(key)) is not None:
+            return name
+    key = next(k for k in metrics if k.startswith(explore.EVAL_PREFIX))
     return key.split("/")[1]
 
 
-_ONLY_IF_NONZERO = {"explore/masked_experiences"}  # rare; a 0 on every line is noise
+_ONLY_IF_NONZERO = {explore.EXPLORE_MASKED_EXPERIENCES}  # rare; a 0 on every line is noise
 
 
 def _pairs(metrics: dict[str, Any], fields: tuple[tuple[str, str], ...]) -> list[str]:
@@ -108,7 +114,7 @@ def _pairs(metrics: dict[str, Any], fields: tuple[tuple[str, str], ...]) -> list
 
 def eval_pairs(metrics: dict[str, Any], name: str) -> list[str]:
     """``mean@n=.. std@n=.. best@k=.. worst@k=..`` (largest k), then accuracy, reward, failed."""
-    prefix = f"eval/{name}/"
+    prefix = explore.eval_prefix(name)
     own = {k[len(prefix) :]: v for k, v in metrics.items() if k.startswith(prefix)}
     pairs: list[str] = []
     for head in _EVAL_ORDER:
@@ -116,10 +122,10 @@ def eval_pairs(metrics: dict[str, Any], name: str) -> list[str]:
         if ks:
             key = max(ks, key=lambda k: int(k[len(head) :]))
             pairs.append(f"{key}={fmt_number(own[key])}")
-    for label, key in (("accuracy", "accuracy"), ("reward", "reward_mean")):
+    for label, key in (("accuracy", explore.ACCURACY), ("reward", explore.REWARD_MEAN)):
         if key in own:
             pairs.append(f"{label}={fmt_number(own[key])}")
-    for label, key in (("tasks", "tasks"), ("failed", "failed_tasks")):
+    for label, key in (("tasks", explore.TASKS), ("failed", explore.FAILED_TASKS)):
         if key in own:
             pairs.append(f"{label}={fmt_number(own[key])}")
     return pairs
@@ -295,7 +301,7 @@ class RunStatus:
             return f"eval {name} at step {step}: " + " ".join(eval_pairs(metrics, name))
         if kind == "explore":
             pairs = _pairs(metrics, EXPLORE_FIELDS)
-            seconds = metrics.get("explore/step_time")
+            seconds = metrics.get(explore.EXPLORE_STEP_TIME)
             head = "explored"
         elif kind == "train":
             if metrics.get(TRAIN_SKIPPED):

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reinforge.core import explore_metric_names as explore
+
 
 def _eval_rows(metrics_path: Path) -> dict[str, list[tuple[int, str, float]]]:
     """Per eval taskset: (step, metric name, value) of its headline score, in order."""
@@ -25,11 +27,16 @@ def _eval_rows(metrics_path: Path) -> dict[str, list[tuple[int, str, float]]]:
         step = row.get("step")
         for key, value in row.items():
             parts = key.split("/")
-            if len(parts) != 3 or parts[0] != "eval" or not isinstance(value, int | float):
+            if (
+                len(parts) != 3
+                or parts[0] + "/" != explore.EVAL_PREFIX
+                or not isinstance(value, int | float)
+            ):
                 continue
             name, metric = parts[1], parts[2]
-            if metric.startswith("mean@") or (
-                metric == "accuracy" and not any(k.startswith(f"eval/{name}/mean@") for k in row)
+            mean_at = explore.eval_metric(name, explore.MEAN_AT)
+            if metric.startswith(explore.MEAN_AT) or (
+                metric == explore.ACCURACY and not any(k.startswith(mean_at) for k in row)
             ):
                 out.setdefault(name, []).append((int(step or 0), metric, float(value)))
     return out

@@ -13,6 +13,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+from reinforge.core.explore_metric_names import (
+    ACCURACY,
+    EVAL_PREFIX,
+    EXPLORE_ACCURACY,
+    EXPLORE_REWARD_MEAN,
+    eval_metric,
+)
 from reinforge.core.metric_names import TRAIN_LOSS
 
 Series = list[tuple[int, float]]
@@ -57,15 +64,15 @@ def _pick(series: dict[str, Series], keys: list[str]) -> list[dict[str, Any]]:
 
 def charts(series: dict[str, Series]) -> list[dict[str, Any]]:
     """The charts the page draws: a title and its lines (charts without data left out)."""
-    evals = sorted({key.split("/")[1] for key in series if key.startswith("eval/")})
+    evals = sorted({key.split("/")[1] for key in series if key.startswith(EVAL_PREFIX)})
     out = [
         {
             "title": "Explore reward and accuracy",
-            "lines": _pick(series, ["explore/reward_mean", "explore/accuracy"]),
+            "lines": _pick(series, [EXPLORE_REWARD_MEAN, EXPLORE_ACCURACY]),
         },
         {
             "title": "Eval accuracy per taskset",
-            "lines": _pick(series, [f"eval/{name}/accuracy" for name in evals]),
+            "lines": _pick(series, [eval_metric(name, ACCURACY) for name in evals]),
         },
         {"title": "Training loss", "lines": _pick(series, [TRAIN_LOSS])},
     ]

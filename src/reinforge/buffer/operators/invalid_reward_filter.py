@@ -7,6 +7,7 @@ import math
 from reinforge.buffer.operators.base import ExperienceOperatorV1, OperatorResult
 from reinforge.buffer.operators.registry import EXPERIENCE_OPERATORS
 from reinforge.core import Experience
+from reinforge.core.explore_metric_names import dropped_metric
 
 NAME = "invalid_reward_filter"
 
@@ -45,6 +46,6 @@ class InvalidRewardFilter(ExperienceOperatorV1):
             else:
                 counts[kind] += 1
         metrics = {f"{NAME}/{kind}": float(n) for kind, n in counts.items()}
-        metrics[f"{NAME}/dropped"] = float(len(exps) - len(kept))
+        metrics[dropped_metric(NAME)] = float(len(exps) - len(kept))
         metrics[f"{NAME}/kept"] = float(len(kept))
         return kept, metrics

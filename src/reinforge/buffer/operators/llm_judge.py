@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from reinforge.buffer.operators.base import ExperienceOperatorV1, OperatorResult
 from reinforge.buffer.operators.registry import EXPERIENCE_OPERATORS
 from reinforge.core import Experience
+from reinforge.core.explore_metric_names import dropped_metric
 from reinforge.models.auxiliary import Judge, json_reply, pick_client
 
 NAME = "llm_judge"
@@ -122,7 +123,7 @@ class LLMJudge(ExperienceOperatorV1):
                 continue
             kept.append(exp)
         metrics[f"{NAME}/scored"] = float(len(scores))
-        metrics[f"{NAME}/dropped"] = float(len(exps) - len(kept))
+        metrics[dropped_metric(NAME)] = float(len(exps) - len(kept))
         metrics[f"{NAME}/cached"] = float(sum(v.cached for v in verdicts))
         if scores:
             metrics[f"{NAME}/score_mean"] = sum(scores) / len(scores)

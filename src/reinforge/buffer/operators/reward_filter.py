@@ -6,6 +6,7 @@ from reinforge.buffer.operators.base import ExperienceOperatorV1, OperatorResult
 from reinforge.buffer.operators.registry import EXPERIENCE_OPERATORS
 from reinforge.buffer.operators.reward_utils import valid_reward
 from reinforge.core import Experience
+from reinforge.core.explore_metric_names import dropped_metric
 
 NAME = "reward_filter"
 
@@ -25,5 +26,5 @@ class RewardFilter(ExperienceOperatorV1):
         kept = [e for e in exps if (r := valid_reward(e)) is not None and r >= self.threshold]
         return kept, {
             f"{NAME}/kept": float(len(kept)),
-            f"{NAME}/dropped": float(len(exps) - len(kept)),
+            dropped_metric(NAME): float(len(exps) - len(kept)),
         }

@@ -8,6 +8,7 @@ from reinforge.buffer.operators.base import ExperienceOperatorV1, OperatorResult
 from reinforge.buffer.operators.registry import EXPERIENCE_OPERATORS
 from reinforge.buffer.operators.reward_utils import groups_by_task, valid_reward
 from reinforge.core import Experience
+from reinforge.core.explore_metric_names import dropped_metric
 
 NAME = "reward_std_filter"
 
@@ -37,7 +38,7 @@ class RewardStdFilter(ExperienceOperatorV1):
             f"{NAME}/groups": float(len(groups)),
             f"{NAME}/dropped_groups": float(len(dropped_tids)),
             f"{NAME}/kept": float(len(kept)),
-            f"{NAME}/dropped": float(len(exps) - len(kept)),
+            dropped_metric(NAME): float(len(exps) - len(kept)),
         }
 
     @staticmethod
