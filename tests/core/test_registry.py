@@ -89,3 +89,25 @@ def test_reregistering_the_same_definition_is_allowed() -> None:
     reg.register_module("same")(first)
     reg.register_module("same")(second)
     assert reg.get("same") is second
+
+
+def test_a_users_class_takes_a_builtin_name_with_a_warning(caplog) -> None:
+    # code written for Trinity-RFT registers its own ``math_boxed_workflow``: the file
+    # the user loads is the one meant; two user classes on one name stay an error
+    reg = Registry("workflow")
+    builtin = type("Builtin", (), {"__module__": "reinforge.workflows.math"})
+    reg.register_module("math_boxed_workflow")(builtin)
+
+    class Mine:
+        pass
+
+    with caplog.at_level("WARNING", logger="reinforge.core.registry"):
+        reg.register_module("math_boxed_workflow")(Mine)
+    assert reg.get("math_boxed_workflow") is Mine
+    assert "now names" in caplog.text and "reinforge.workflows.math.Builtin" in caplog.text
+
+    class Theirs:
+        pass
+
+    with pytest.raises(ValueError, match="already registered"):
+        reg.register_module("math_boxed_workflow")(Theirs)

@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
+
+_log = logging.getLogger(__name__)
+
+
+def _user_replaces_builtin(existing: Any, new: Any) -> bool:
+    """A user's class (defined outside reinforge) takes a name a built-in holds: code
+    written for Trinity-RFT registers its own ``math_boxed_workflow`` or
+    ``frozen_lake_workflow``, and the file the user loads is the one they mean."""
+    return str(getattr(existing, "__module__", "")).startswith("reinforge.") and not str(
+        getattr(new, "__module__", "")
+    ).startswith("reinforge.")
 
 
 class RegistryError(KeyError):
@@ -39,7 +51,17 @@ class Registry:
                 same_def = getattr(existing, "__module__", None) == getattr(
                     obj, "__module__", None
                 ) and getattr(existing, "__qualname__", None) == getattr(obj, "__qualname__", None)
-                if not same_def:
+                if _user_replaces_builtin(existing, obj):
+                    _log.warning(
+                        "%s name '%s' now names %s.%s (it named the built-in %s.%s)",
+                        self.kind,
+                        key,
+                        obj.__module__,
+                        obj.__qualname__,
+                        existing.__module__,
+                        existing.__qualname__,
+                    )
+                elif not same_def:
                     raise ValueError(
                         f"{self.kind} name '{key}' is already registered to "
                         f"{existing.__module__}.{existing.__qualname__}"
