@@ -104,3 +104,27 @@ def test_a_failing_sibling_import_names_the_entry(tmp_path: Path) -> None:
     (pkg / "wf.py").write_text("from broken_pkg import missing_sibling\n")
     with pytest.raises(ConfigError, match=r"plugins\[0\]: importing .*broken_pkg' failed"):
         load_plugins(["broken_pkg"], str(tmp_path))
+
+
+def test_undecorated_operators_and_reward_functions_are_named_by_their_class(
+    tmp_path: Path,
+) -> None:
+    # Trinity-RFT registers its filters in its package __init__, so a copied filter
+    # file has no decorator; neither has a reward class a user writes beside it
+    from reinforge.buffer.operators import EXPERIENCE_OPERATORS
+    from reinforge.rewards import REWARD_FUNCTIONS
+
+    (tmp_path / "my_ops.py").write_text(
+        "from reinforge.trinity.buffer.operators import ExperienceOperator\n"
+        "from reinforge.trinity.common.rewards import RewardFn\n\n"
+        "class PluginKeepPositive(ExperienceOperator):\n"
+        "    def process(self, exps):\n"
+        "        kept = [e for e in exps if e.reward > 0]\n"
+        "        return kept, {'filtered_count': len(exps) - len(kept)}\n\n"
+        "class PluginLengthReward(RewardFn):\n"
+        "    def __call__(self, response, truth=None, **kwargs):\n"
+        "        return {'length': float(len(response))}\n"
+    )
+    (module,) = load_plugins(["my_ops.py"], str(tmp_path))
+    assert EXPERIENCE_OPERATORS.get("PluginKeepPositive") is module.PluginKeepPositive
+    assert REWARD_FUNCTIONS.get("PluginLengthReward") is module.PluginLengthReward

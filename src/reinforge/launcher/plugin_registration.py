@@ -1,11 +1,12 @@
-"""Workflow classes in plugins become nameable by their class names.
+"""Workflow, operator and reward classes in plugins become nameable by their class names.
 
-Upstream code registers its workflows elsewhere (Trinity-RFT in its package's
+Upstream code registers its classes elsewhere (Trinity-RFT in its package's
 ``__init__``, rLLM by passing classes in Python), so a file copied from it defines
 classes without a ``register_module`` decorator. Each ``Workflow`` or episode
-``Workflow`` subclass defined in a plugin module is registered under its class name
-when that name is free; a name that is taken keeps its registration (the class stays
-reachable by its dotted path).
+``Workflow``, ``ExperienceOperator`` and ``RewardFn`` subclass defined in a plugin
+module is registered under its class name in its registry when that name is free; a
+name that is taken keeps its registration (the class stays reachable by its dotted
+path).
 """
 
 from __future__ import annotations
@@ -15,42 +16,58 @@ import logging
 from collections.abc import Iterable
 from types import ModuleType
 
+from reinforge.buffer.operators import (
+    EXPERIENCE_OPERATORS,
+    ExperienceOperator,
+    ExperienceOperatorV1,
+)
+from reinforge.core.registry import Registry
+from reinforge.rewards import REWARD_FUNCTIONS, RewardFn
 from reinforge.workflows import WORKFLOWS, Workflow
 from reinforge.workflows.episode import EpisodeWorkflow
 
 logger = logging.getLogger(__name__)
 
+#: which classes a plugin may leave undecorated, and the registry that names each kind
+KINDS: tuple[tuple[tuple[type, ...], Registry], ...] = (
+    ((Workflow, EpisodeWorkflow), WORKFLOWS),
+    ((ExperienceOperator, ExperienceOperatorV1), EXPERIENCE_OPERATORS),
+    ((RewardFn,), REWARD_FUNCTIONS),
+)
 
-def _workflow_classes(module: ModuleType) -> list[type]:
+
+def _defined_classes(module: ModuleType, bases: tuple[type, ...]) -> list[type]:
     found = []
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if obj.__module__ != module.__name__ or inspect.isabstract(obj):
             continue
-        if issubclass(obj, Workflow | EpisodeWorkflow):
+        if issubclass(obj, bases):
             found.append(obj)
     return found
 
 
-def _registered(cls: type) -> bool:
+def _registered(cls: type, registry: Registry) -> bool:
     return any(
         registered is cls or getattr(registered, "episode_workflow_cls", None) is cls
-        for registered in WORKFLOWS.modules.values()
+        for registered in registry.modules.values()
     )
 
 
-def register_plugin_workflows(modules: Iterable[ModuleType]) -> list[str]:
-    """Register the modules' unregistered workflow classes by class name; the names used."""
+def register_plugin_classes(modules: Iterable[ModuleType]) -> list[str]:
+    """Register the modules' undecorated workflow, operator and reward classes by class
+    name; the names used."""
     names = []
     for module in modules:
-        for cls in _workflow_classes(module):
-            if _registered(cls):
-                continue
-            if cls.__name__ in WORKFLOWS:
-                logger.info(
-                    "plugin workflow %s.%s: the name '%s' is taken; use its dotted path",
-                    module.__name__, cls.__qualname__, cls.__name__,
-                )  # fmt: skip
-                continue
-            WORKFLOWS.register_module(cls.__name__)(cls)
-            names.append(cls.__name__)
+        for bases, registry in KINDS:
+            for cls in _defined_classes(module, bases):
+                if _registered(cls, registry):
+                    continue
+                if cls.__name__ in registry:
+                    logger.info(
+                        "plugin %s %s.%s: the name '%s' is taken; use its dotted path",
+                        registry.kind, module.__name__, cls.__qualname__, cls.__name__,
+                    )  # fmt: skip
+                    continue
+                registry.register_module(cls.__name__)(cls)
+                names.append(cls.__name__)
     return names

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 from reinforge.config import ConfigError
-from reinforge.launcher.plugin_registration import register_plugin_workflows
+from reinforge.launcher.plugin_registration import register_plugin_classes
 
 
 def _private_name(path: Path) -> str:
@@ -132,7 +132,7 @@ def load_plugins(entries: list[str], config_dir: str | None) -> list[ModuleType]
                 + "".join(tb)
             ) from exc
         try:
-            register_plugin_workflows(loaded)
+            register_plugin_classes(loaded)
         except ValueError as exc:
             raise ConfigError(f"plugins[{i}] ('{entry}'): {exc}") from exc
         modules.extend(loaded)
