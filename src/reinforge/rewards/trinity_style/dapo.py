@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sized
 from typing import Any
 
-from reinforge.rewards.extract import last_boxed
-from reinforge.rewards.math_check import match_score
 from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn
+from reinforge.rewards.trinity_style.math import boxed_accuracy
 
 
 @REWARD_FUNCTIONS.register_module("math_dapo_reward")
@@ -50,13 +49,7 @@ class MathDAPORewardFn(RewardFn):
         truth: str | None = None,
         **kwargs: Any,
     ) -> dict[str, float]:
-        accuracy = 0.0
-        answer = last_boxed(response)
-        if answer is not None and truth is not None:
-            gold = last_boxed(str(truth))
-            accuracy = match_score(
-                gold if gold is not None else str(truth), answer, timeout=self.timeout
-            )
+        accuracy = boxed_accuracy(response, truth, self.timeout)
         format_score = 0.0
         if self.enable_overlong_penalty and response_token is not None:
             format_score = self.compute_overlong_penalty(response_token)

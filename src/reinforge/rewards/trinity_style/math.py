@@ -12,6 +12,16 @@ from reinforge.rewards.trinity_style.accuracy import TrinityAccuracyReward, simp
 from reinforge.rewards.trinity_style.format import TrinityFormatReward
 
 
+def boxed_accuracy(response: str, truth: str | None, timeout: float | None) -> float:
+    """1.0 when the reply's last ``\\boxed{}`` matches the truth (its own last boxed
+    answer, when it has one) under math-verify; 0.0 otherwise, or with no boxed answer."""
+    answer = last_boxed(response)
+    if answer is None or truth is None:
+        return 0.0
+    gold = last_boxed(str(truth))
+    return match_score(gold if gold is not None else str(truth), answer, timeout=timeout)
+
+
 class MathRewardFn(RewardFn):
     """``{"accuracy": 0 or 1, "format_score": ±0.1}``: accuracy of the ``<answer>`` block's
     content (``answer_parser``) plus the think-then-answer layout (``pattern``)."""
@@ -58,13 +68,7 @@ class MathBoxedRewardFn(RewardFn):
         format_score_coef: float | None = 0.1,
         **kwargs: Any,
     ) -> dict[str, float]:
-        accuracy = 0.0
-        answer = last_boxed(response)
-        if answer is not None and truth is not None:
-            gold = last_boxed(str(truth))
-            accuracy = match_score(
-                gold if gold is not None else str(truth), answer, timeout=self.timeout
-            )
+        accuracy = boxed_accuracy(response, truth, self.timeout)
         format_score = 0.0
         if with_think and not has_single_think_block(response):
             format_score = -(format_score_coef or 0.1)

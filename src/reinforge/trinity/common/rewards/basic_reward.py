@@ -1,29 +1,5 @@
-"""Mirror of ``trinity.common.rewards.basic_reward`` (older Trinity-RFT kept every reward here)."""
+"""Mirror of ``trinity.common.rewards.basic_reward`` (older Trinity-RFT kept every reward
+here): the same names as ``reinforge.trinity.common.rewards``."""
 
-from reinforge.rewards import (
-    REWARD_FUNCTIONS,
-    CountDownRewardFn,
-    MathBoxedRewardFn,
-    MathDAPORewardFn,
-    MathRewardFn,
-    RewardFn,
-    RMGalleryFn,
-)
-from reinforge.rewards import (
-    TrinityAccuracyReward as AccuracyReward,
-)
-from reinforge.rewards import (
-    TrinityFormatReward as FormatReward,
-)
-
-__all__ = [
-    "REWARD_FUNCTIONS",
-    "AccuracyReward",
-    "CountDownRewardFn",
-    "FormatReward",
-    "MathBoxedRewardFn",
-    "MathDAPORewardFn",
-    "MathRewardFn",
-    "RMGalleryFn",
-    "RewardFn",
-]
+from reinforge.trinity.common.rewards import *  # noqa: F403
+from reinforge.trinity.common.rewards import __all__  # noqa: F401
