@@ -4,9 +4,10 @@ rLLM passes functions to a workflow's constructor in Python (``reward_function=f
 a taskset's ``workflow_args`` can only hold text, so a string given for an argument
 that takes a callable names it: a registered reward function (``math_reward``, built
 with no arguments) or a dotted path (``my_pkg.rewards.f``; a ``RewardFn`` class found
-there is built, a function is used as it is). An argument takes a callable when its
-name ends in ``_fn``, ``_func``, ``_function`` or ``_callable``, or when its annotation
-says ``Callable``.
+there is built, a function is used as it is). A ``RewardFn`` is handed over called the
+rLLM way, ``f(task_info, action) -> RewardOutput`` (``EpisodeRewardFunction``). An
+argument takes a callable when its name ends in ``_fn``, ``_func``, ``_function`` or
+``_callable``, or when its annotation says ``Callable``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from reinforge.core.registry import RegistryError
 from reinforge.rewards import REWARD_FUNCTIONS, RewardFn
+from reinforge.workflows.episode.reward_output import EpisodeRewardFunction
 
 _CALLABLE_NAME = re.compile(r"(^|_)(fn|func|function|callable)$")
 
@@ -41,7 +43,7 @@ def resolve_callable(key: str, value: str) -> Any:
             f"importable dotted path ({exc})"
         ) from exc
     if isinstance(target, type) and issubclass(target, RewardFn):
-        return target()
+        return EpisodeRewardFunction(target())
     if not callable(target):
         raise ValueError(f"workflow_args.{key}: '{value}' names {target!r}, which is not callable")
     return target
