@@ -6,8 +6,9 @@ that takes a callable names it: a registered reward function (``math_reward``, b
 with no arguments) or a dotted path (``my_pkg.rewards.f``; a ``RewardFn`` class found
 there is built, a function is used as it is). A ``RewardFn`` is handed over called the
 rLLM way, ``f(task_info, action) -> RewardOutput`` (``EpisodeRewardFunction``). An
-argument takes a callable when its name ends in ``_fn``, ``_func``, ``_function`` or
-``_callable``, or when its annotation says ``Callable``.
+argument takes a callable when its name ends in ``_fn``, ``_func``, ``_function``,
+``_callable``, ``_cls`` or ``_class`` (rLLM's ``agent_cls: my_pkg.agents.MyAgent``), or
+when its annotation says ``Callable``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from reinforge.core.registry import RegistryError
 from reinforge.rewards import REWARD_FUNCTIONS, RewardFn
 from reinforge.workflows.episode.reward_output import EpisodeRewardFunction
 
-_CALLABLE_NAME = re.compile(r"(^|_)(fn|func|function|callable)$")
+_CALLABLE_NAME = re.compile(r"(^|_)(fn|func|function|callable|cls|class)$")
 
 
 def _takes_callable(cls: type, name: str) -> bool:

@@ -1,0 +1,1 @@
+"""Mirror of ``rllm.trainer``: only what workflows import from it."""
