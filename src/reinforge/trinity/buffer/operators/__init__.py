@@ -1,9 +1,10 @@
-"""Mirror of ``trinity.buffer.operators``: the operator base and registry."""
+"""Mirror of ``trinity.buffer.operators``: the operator bases, registry and factory."""
 
 from reinforge.buffer.operators import (
     EXPERIENCE_OPERATORS,
     ExperienceOperator,
     ExperienceOperatorV1,
+    create_operators,
 )
 
-__all__ = ["EXPERIENCE_OPERATORS", "ExperienceOperator", "ExperienceOperatorV1"]
+__all__ = ["EXPERIENCE_OPERATORS", "ExperienceOperator", "ExperienceOperatorV1", "create_operators"]
