@@ -41,7 +41,7 @@ from rllm.engine.rollout import ModelOutput, RolloutEngine
 from rllm.workflows.workflow import TerminationEvent, TerminationReason, Workflow
 from rllm.workflows import TimingTrackingMixin
 from rllm.environments.base.base_env import BaseEnv
-from rllm.rewards.reward_fn import math_reward_fn
+from rllm.tools.web_tools import GoogleSearchTool
 """
 
 
@@ -90,10 +90,10 @@ def test_rllm_imports_and_a_name_the_mirror_lacks(tmp_path: Path) -> None:
         "from reinforge.rllm.workflows.workflow import TerminationEvent",
         "from reinforge.rllm.workflows import TimingTrackingMixin",
         "from reinforge.rllm.environments.base.base_env import BaseEnv",
-        "from rllm.rewards.reward_fn import math_reward_fn",  # no mirror: unchanged
+        "from rllm.tools.web_tools import GoogleSearchTool",  # no mirror: unchanged
     ):
         assert line in text
-    assert f"{path}:6: cannot map 'rllm.rewards.reward_fn'" in result.stderr
+    assert f"{path}:6: cannot map 'rllm.tools.web_tools'" in result.stderr
     assert (
         f"{path}:7: cannot map 'rllm.agents.agent': reinforge.rllm.agents.agent has no 'NoSuchThing'"
         in result.stderr
