@@ -19,9 +19,10 @@ def migrate(
 ) -> None:
     """Rewrite ``trinity.`` / ``rllm.`` imports to ``reinforge.trinity.`` / ``reinforge.rllm.``.
 
-    Only import statements change. Each import that cannot be mapped (no reinforge
-    module at that path, or a name it does not export) is listed as FILE:LINE and left
-    as it was; the command then exits with status 1.
+    Only import statements change. Each import that cannot be mapped is listed as
+    FILE:LINE and the command exits with status 1: an import of a module reinforge has
+    no counterpart for is left as it was; one naming something the counterpart does
+    not export is rewritten all the same (its other names map).
     """
     if not path.exists():
         typer.echo(f"error: {path} does not exist", err=True)
