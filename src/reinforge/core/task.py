@@ -148,9 +148,8 @@ class Task:
         """
         run = _shallow_copy(self)
         run.format_args = _shallow_copy(self.format_args)
-        rollout = run.rollout_args = _shallow_copy(self.rollout_args)
-        rollout.stop = list(rollout.stop)
-        rollout.n = samples
+        run.rollout_args = self.rollout_args.copy()
+        run.rollout_args.n = samples
         run.workflow_args = dict(self.workflow_args)
         run.reward_fn_args = dict(self.reward_fn_args)
         run.index = dict(self.index)
@@ -212,7 +211,7 @@ class Task:
 def _shallow_copy(obj: Any) -> Any:
     """A shallow copy, as ``copy.copy`` makes it; for reinforge's own classes without
     the generic ``__reduce_ex__`` round trip (a copy per attempt must stay cheap)."""
-    if type(obj) not in (Task, FormatConfig, GenerationConfig):
+    if type(obj) not in (Task, FormatConfig):
         return copy.copy(obj)
     new = object.__new__(type(obj))
     new.__dict__.update(obj.__dict__)

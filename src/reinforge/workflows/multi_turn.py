@@ -210,11 +210,7 @@ class MultiTurnWorkflow(Workflow):
         ``"response_truncated"`` when its token budget ran out); a status the
         experience already has (a turn cut at ``max_tokens``) takes precedence.
         """
-        turns = self._take_turns(messages)
-        if not turns:
-            exp = self.model.convert_messages_to_experience(messages)
-            return finish_retokenized(exp, reward, info, truncate_status)
-        return _only(merge_recorded(turns, messages, reward, info, truncate_status))
+        return _only(self.process_messages_to_experiences(messages, reward, info, truncate_status))
 
     async def process_messages_to_experience_async(
         self,

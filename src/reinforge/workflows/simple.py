@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 from typing import Any
 
-from reinforge.core import Experience, GenerationConfig, Task
+from reinforge.core import Experience, Task
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 # reward class -> (its __init__, whether that takes auxiliary_models)
@@ -27,16 +26,6 @@ def _takes_auxiliary_models(reward_cls: type) -> bool:
         takes = False
     _AUXILIARY_PARAM[reward_cls] = (init, takes)
     return takes
-
-
-def _copy_config(config: GenerationConfig) -> GenerationConfig:
-    """A shallow copy, as ``copy.copy`` makes it; a plain GenerationConfig without the
-    generic ``__reduce_ex__`` round trip (a few microseconds per task)."""
-    if type(config) is not GenerationConfig:
-        return copy.copy(config)
-    new = GenerationConfig.__new__(GenerationConfig)
-    new.__dict__.update(config.__dict__)
-    return new
 
 
 class BaseSimpleWorkflow(Workflow):
@@ -63,7 +52,7 @@ class BaseSimpleWorkflow(Workflow):
     def reset(self, task: Task) -> None:
         self.task = task
         self.format_args = task.format_args
-        self.keep_rollout_args(_copy_config(task.rollout_args))
+        self.keep_rollout_args(task.rollout_args.copy())
         self.workflow_args = task.workflow_args
         self.raw_task = task.raw_task or {}
         self.system_prompt = self.format_args.system_prompt or self.default_system_prompt
@@ -105,11 +94,9 @@ class BaseSimpleWorkflow(Workflow):
 
     def set_repeat_times(self, repeat_times: int, run_id_base: int) -> None:
         super().set_repeat_times(repeat_times, run_id_base)
-        args = self.rollout_args
-        if type(args) is GenerationConfig:
-            args.n = repeat_times
-        else:  # a subclass may keep a dict (Trinity's ``asdict(task.rollout_args)``)
-            args["n"] = repeat_times
+        # a GenerationConfig, or the dict a Trinity-style subclass keeps
+        # (``asdict(task.rollout_args)``): both take item assignment
+        self.rollout_args["n"] = repeat_times
 
     def format_messages(self) -> list[dict[str, str]]:
         messages = []
