@@ -4,8 +4,9 @@ Only import statements change: ``from trinity.X import ...`` becomes
 ``from reinforge.trinity.X import ...`` (and ``rllm.`` likewise) when reinforge has a
 module at that path; strings, comments and every other line stay as they were. Import
 statements are found with the tokenizer, so a docstring that shows an import is not
-rewritten. What cannot be mapped (a module without a mirror, a name the mirror does not
-export) is reported with its line and left unchanged.
+rewritten. What cannot be mapped is reported with its line: an import of a module
+without a mirror is left unchanged; one naming something the mirror does not export is
+rewritten all the same (its other names map).
 """
 
 from __future__ import annotations
