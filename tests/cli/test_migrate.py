@@ -103,3 +103,19 @@ def test_rllm_imports_and_a_name_the_mirror_lacks(tmp_path: Path) -> None:
 def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["migrate", str(tmp_path / "nope")])
     assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_files_that_are_not_python_are_skipped_by_name_and_the_rest_migrated(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "unclosed.py").write_text("from trinity.common.workflows import (\n")
+    (tmp_path / "binary.py").write_bytes(b"\xff\xfe\x00garbage")
+    (tmp_path / "good.py").write_text("from trinity.common.experience import Experience\n")
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"{tmp_path / 'unclosed.py'}: skipped, cannot be read as Python" in result.stderr
+    assert f"{tmp_path / 'binary.py'}: skipped, cannot be read as Python" in result.stderr
+    assert (tmp_path / "unclosed.py").read_text() == "from trinity.common.workflows import (\n"
+    assert (tmp_path / "good.py").read_text() == (
+        "from reinforge.trinity.common.experience import Experience\n"
+    )

@@ -86,7 +86,16 @@ def _root(module: str) -> str:
 
 
 def _import_statements(text: str) -> list[tuple[int, int, int]]:
-    """(first row, last row, column) of each import statement, from the tokenizer."""
+    """(first row, last row, column) of each import statement, from the tokenizer; text
+    the tokenizer cannot read (an unclosed bracket at the end) is a ``SyntaxError``."""
+    try:
+        return _scan_imports(text)
+    except tokenize.TokenError as exc:
+        message, (line, column) = exc.args
+        raise SyntaxError(f"{message} (line {line})", ("<source>", line, column, None)) from exc
+
+
+def _scan_imports(text: str) -> list[tuple[int, int, int]]:
     statements: list[tuple[int, int, int]] = []
     first: tokenize.TokenInfo | None = None
     skip = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
