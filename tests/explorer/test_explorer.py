@@ -344,3 +344,57 @@ def test_the_explorer_says_how_many_steps_it_plans(tmp_path, buffer, steps):
         assert len(explorer.storage.task_results("invalid")) == 1
     finally:
         explorer.close()
+
+
+class _Rows:
+    """A reporter that keeps the explore rows it is given."""
+
+    def __init__(self):
+        self.rows = []
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+    def step_done(self, metrics):
+        self.rows.append(metrics)
+
+
+def test_a_step_stored_while_the_run_is_interrupted_is_logged(tmp_path, monkeypatch):
+    """Ctrl-C lands while a step is being stored: the write finishes in its thread, so
+    the step is stored and a resumed run starts after it; its row must be logged
+    before the interrupt goes on, or no run ever logs it."""
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path, total_steps=2)
+    real_write = SQLiteExperienceStorage.write
+    writing, release = threading.Event(), threading.Event()
+
+    def slow_write(self, experiences, state=None, task_records=None):
+        if experiences:
+            writing.set()
+            release.wait(10)
+        return real_write(self, experiences, state, task_records)
+
+    monkeypatch.setattr(SQLiteExperienceStorage, "write", slow_write)
+    rows = _Rows()
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir,
+        reporter=rows,
+    )  # fmt: skip
+
+    async def interrupted_while_storing():
+        cursor = explorer.open_taskset()
+        step = asyncio.ensure_future(explorer.explore_step(cursor))
+        await asyncio.to_thread(writing.wait, 10)
+        step.cancel()
+        await asyncio.sleep(0.05)
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+
+    try:
+        asyncio.run(interrupted_while_storing())
+    finally:
+        explorer.close()
+    storage = SQLiteExperienceStorage(cfg.storage_path)
+    assert storage.read_state("explorer")["step"] == 1 and storage.count() == 8 * 4
+    assert [row["step"] for row in rows.rows] == [1]

@@ -117,16 +117,17 @@ GREEN, RED = (27, 158, 90), (179, 38, 30)  # the page's advantage colours
 
 
 def token_colour(page: Any, server: str, exp_id: str) -> tuple[float, ...]:
-    """Show experience ``exp_id`` coloured by advantage; its first sampled token's
-    computed background is green (positive) or red (negative), as deep as the
-    advantage is against the largest |advantage| of the experience (0.75 at most).
-    Returns the colour's red, green and blue."""
+    """Show experience ``exp_id``, still coloured by advantage (the colouring chosen
+    for an earlier experience is kept); its first sampled token's computed background
+    is green (positive) or red (negative), as deep as the advantage is against the
+    largest |advantage| of the experience (0.75 at most). Returns the colour's red,
+    green and blue."""
     from playwright.sync_api import expect
 
     exp = httpx.get(f"{server}api/experience/{exp_id}").json()
     page.click(f"tr.exp-row[data-id='{exp_id}']")
     expect(page.locator("#detail h2")).to_have_text(f"Experience {exp['uid']}")
-    page.select_option("#token-key", "advantage")
+    expect(page.locator("#token-key")).to_have_value("advantage")
     tokens = exp["tokens"]
     advantages = tokens["advantages"]
     i = next(

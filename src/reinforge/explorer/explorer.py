@@ -206,10 +206,12 @@ class Explorer:
         return self._cursor(len(self._read(self._training_taskset()).tasks)).total
 
     async def explore_step(self, cursor: TasksetCursor) -> StepOutput | None:
-        """Run the next batch of the taskset, pass it through the pipeline, store it.
+        """Run the next batch of the taskset, pass it through the pipeline, store it
+        and log it.
 
-        The experiences and the advanced cursor are stored in one transaction. Returns
-        None when the taskset is exhausted.
+        The experiences and the advanced cursor are stored in one transaction, and a
+        stored step is always logged (an interrupt is raised after that). Returns None
+        when the taskset is exhausted.
         """
         position = cursor.next_batch()
         if position is None:
@@ -230,12 +232,24 @@ class Explorer:
         if self.pipeline is not None:
             exps, pipe_metrics = await self.pipeline.process(exps)
             metrics.update(pipe_metrics)
-        written = await self._io(
-            self.storage.write, exps, {"explorer": cursor.state()}, task_records(results)
+        write = asyncio.ensure_future(
+            self._io(self.storage.write, exps, {"explorer": cursor.state()}, task_records(results))
         )
+        interrupt: asyncio.CancelledError | None = None
+        try:
+            written = await asyncio.shield(write)
+        except asyncio.CancelledError as exc:
+            # Ctrl-C while the step is stored: the write goes on in its thread, and a
+            # step it stores must be logged now, since a resumed run starts after it
+            interrupt = exc
+            written = await write
         metrics[names.EXPLORE_STEP_TIME] = time.monotonic() - step_start
         metrics[names.EXPLORE_MODEL_VERSION] = self.engine.model_version
         metrics[names.EXPLORE_STORED] = written
+        self.reporter.step_done(metrics)
+        self.reporter.samples(step, exps)
+        if interrupt is not None:
+            raise interrupt
         return StepOutput(step, len(batch), results, exps, metrics, stats, written)
 
     async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
@@ -252,8 +266,6 @@ class Explorer:
             for r in out.results:
                 summary.status_counts[r.status] = summary.status_counts.get(r.status, 0) + 1
             stats.merge(out.stats)
-            self.reporter.step_done(out.metrics)
-            self.reporter.samples(out.step, out.experiences)
         self.reporter.finish()
         summary.elapsed = time.monotonic() - start
         summary.metrics = stats.metrics(names.EXPLORE_PREFIX)

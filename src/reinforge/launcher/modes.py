@@ -273,8 +273,6 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             out = await explorer.explore_step(cursor)
             if out is None:
                 break
-            reporter.step_done(out.metrics)
-            reporter.samples(out.step, out.experiences)
             explored.add(out.metrics)
             train_until(out.step - sync.sync_offset)
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
@@ -327,8 +325,6 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
             out = await explorer.explore_step(cursor)
             if out is None:
                 break
-            session.reporter.step_done(out.metrics)
-            session.reporter.samples(out.step, out.experiences)
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
                 await _evaluate(session, out.step)
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -188,6 +188,7 @@ function conversation(messages) {
 }
 
 const TOKEN_KEYS = { mask: "action mask", advantage: "advantage", logprob: "logprob" };
+let tokenKey = "mask"; // kept from one experience to the next
 
 function tokenColour(key, t, i, scale) {
   if (key === "mask") return t.action_mask[i] ? "rgba(27,158,90,0.22)" : "rgba(120,120,120,0.28)";
@@ -225,7 +226,11 @@ async function showExperience(id) {
   const select = el("select", { id: "token-key" }, ...Object.entries(TOKEN_KEYS).map(([k, v]) => el("option", { value: k }, v)));
   const tokens = el("div", { class: "tokens", id: "tokens" });
   const note = el("div", { class: "muted" });
-  select.addEventListener("change", () => renderTokens(tokens, note, x.tokens, select.value));
+  select.value = tokenKey;
+  select.addEventListener("change", () => {
+    tokenKey = select.value;
+    renderTokens(tokens, note, x.tokens, tokenKey);
+  });
   box.replaceChildren(...[
     el("h2", {}, `Experience ${x.uid}`), el("div", { class: "kv" }, kv),
     x.messages ? [el("h3", {}, `Conversation (${x.messages.length} messages)`), ...conversation(x.messages)] : null,
@@ -236,7 +241,7 @@ async function showExperience(id) {
     x.tools ? el("details", {}, el("summary", {}, "Tools offered"), el("pre", {}, JSON.stringify(x.tools, null, 1))) : null,
     el("details", {}, el("summary", {}, "info and metrics"), el("pre", {}, JSON.stringify({ info, metrics: x.metrics }, null, 1))),
   ].flat().filter(Boolean));
-  renderTokens(tokens, note, x.tokens, "mask");
+  renderTokens(tokens, note, x.tokens, tokenKey);
   box.classList.remove("hidden");
   box.scrollIntoView({ block: "start" });
 }
