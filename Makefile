@@ -42,7 +42,7 @@ $(VLLM_STAMP):
 ## vllm-venv: the vLLM virtualenv (.venv-vllm) that model.engine: vllm starts servers from (about 2-4 min)
 vllm-venv: $(VLLM_STAMP)
 
-## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 4 min on 2 cores, install excluded)
+## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 5 min on 2 cores, install excluded)
 demo: $(STAMP)
 	$(BIN)/reinforge run -c examples/arithmetic/grpo.yaml
 
