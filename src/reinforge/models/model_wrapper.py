@@ -343,6 +343,13 @@ class ModelWrapper:
             self._openai["async"] = openai_builders().async_client(self.openai_service)
         return self._openai["async"]
 
+    def agent_endpoint(self, label: str = "") -> Any:
+        """A context manager giving an ``AgentEndpoint`` (``base_url``, ``api_key``,
+        ``model``) over HTTP for an agent this code cannot hand a client object to, such
+        as one in a subprocess: its calls are answered and recorded by this wrapper
+        until the block ends. ``label`` (e.g. the task and run) starts the key."""
+        return openai_builders().agent_endpoint(self.openai_service, label)
+
     # ---- history ---------------------------------------------------------------------
 
     def _mark_truncated(self, turn_id: int) -> None:

@@ -1,5 +1,6 @@
 """Workflows: how the policy works on one task and how the outcome is scored."""
 
+from reinforge.workflows.black_box_agent import BlackBoxAgentWorkflow
 from reinforge.workflows.envs import (
     FrozenLakeWorkflow,
     SciWorldWorkflow,
@@ -43,6 +44,7 @@ __all__ = [
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
+    "BlackBoxAgentWorkflow",
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",

@@ -3,7 +3,9 @@
 ``service``: ``OpenAIService``, request bodies in and response bodies out
 (``request_parsing`` and ``response_shaping`` do the two halves); ``clients``: real
 ``openai.OpenAI`` / ``AsyncOpenAI`` clients whose requests never leave the process;
-``server``: the FastAPI app of ``reinforge serve``.
+``server``: the FastAPI app of ``reinforge serve``; ``recording``: the HTTP endpoint
+through which an agent in another process calls (and is recorded by) a workflow's
+wrapper.
 
 This package sits on top of ``ModelWrapper`` and is never imported by it. Importing
 it registers its builders with the wrapper's slot
@@ -30,6 +32,8 @@ _EXPORTS = {
     "InProcessTransport": "reinforge.models.openai_api.clients",
     "async_openai_client": "reinforge.models.openai_api.clients",
     "openai_client": "reinforge.models.openai_api.clients",
+    "AgentEndpoint": "reinforge.models.openai_api.recording",
+    "recording_server": "reinforge.models.openai_api.recording",
     "ServerThread": "reinforge.models.openai_api.server",
     "create_app": "reinforge.models.openai_api.server",
 }
@@ -56,4 +60,10 @@ def _async_client(service: Any) -> Any:
     return async_openai_client(service)
 
 
-register_openai_builders(OpenAIBuilders(_service, _client, _async_client))
+def _agent_endpoint(service: Any, label: str) -> Any:
+    from reinforge.models.openai_api.recording import recording_server
+
+    return recording_server().open(service, label)
+
+
+register_openai_builders(OpenAIBuilders(_service, _client, _async_client, _agent_endpoint))

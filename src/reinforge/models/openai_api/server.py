@@ -20,7 +20,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -151,19 +151,45 @@ def allowed_hosts_for(bind_host: str | None) -> frozenset[str] | None:
     return frozenset({*_LOOPBACK_NAMES, bind_host.lower(), f"[{bind_host.lower()}]"})
 
 
+def bearer_key(request: Request) -> str:
+    """The key of an ``Authorization: Bearer <key>`` header ('' when there is none)."""
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    return given.strip() if scheme.lower() == "bearer" else ""
+
+
 def create_app(
-    service: OpenAIService,
+    service: OpenAIService | None,
     *,
     api_key: str | None = None,
+    service_for_key: Callable[[str], OpenAIService | None] | None = None,
     bind_host: str | None = DEFAULT_HOST,
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
     """A FastAPI app answering the OpenAI API from ``service``.
 
-    ``bind_host`` sets which ``Host`` headers are accepted (see ``_RequestGuard``)."""
+    With ``service_for_key`` instead, each ``/v1`` request is answered by the service
+    its bearer key names (the recording endpoint: one key per running task); a key
+    that names none gets a 401. ``bind_host`` sets which ``Host`` headers are
+    accepted (see ``_RequestGuard``)."""
+    if (service is None) == (service_for_key is None):
+        raise ValueError("create_app takes a service or service_for_key, exactly one")
     # no /docs or /openapi.json: the routes are exactly those of the in-process transport
     app = FastAPI(title="reinforge", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
+
+    def service_of(request: Request) -> OpenAIService | JSONResponse:
+        if service is not None:
+            return service
+        found = service_for_key(bearer_key(request))  # type: ignore[misc]
+        if found is None:
+            return _error(
+                401,
+                "this API key names no running task (its task ended, or the key was never "
+                "issued): use the base_url and api_key the workflow handed the agent",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
+        return found
 
     if api_key:
         app.add_middleware(_BearerAuth, expected=api_key.encode())
@@ -201,7 +227,10 @@ def create_app(
                 )
             except RecursionError:
                 return _error(400, "the request body is nested too deeply", "invalid_request_error")
-        result = await _unless_disconnected(request, service.handle_async(endpoint, body))
+        answering = service_of(request)
+        if isinstance(answering, JSONResponse):
+            return answering
+        result = await _unless_disconnected(request, answering.handle_async(endpoint, body))
         if result is None:  # nobody is listening any more
             return Response(status_code=499)
         return _reply(result)
@@ -215,11 +244,16 @@ def create_app(
         return await handle("completion", request)
 
     @app.get("/v1/models")
-    async def models() -> Response:
-        return _reply(await service.handle_async("models", None))
+    async def models(request: Request) -> Response:
+        answering = service_of(request)
+        if isinstance(answering, JSONResponse):
+            return answering
+        return _reply(await answering.handle_async("models", None))
 
     @app.get("/health")
     async def health() -> Response:
+        if service is None:
+            return JSONResponse({"status": "ok"})
         return _reply(await service.handle_async("health", None))
 
     return app

@@ -23,6 +23,8 @@ class OpenAIBuilders:
     client: Callable[[Any], Any]
     #: OpenAIService -> an in-process ``openai.AsyncOpenAI`` client
     async_client: Callable[[Any], Any]
+    #: (OpenAIService, label) -> a context manager of an HTTP ``AgentEndpoint``
+    agent_endpoint: Callable[[Any, str], Any]
 
 
 _registered: OpenAIBuilders | None = None
