@@ -47,7 +47,12 @@ explorer:
 monitor: {{progress: false, tensorboard: false, plot: false}}
 """
 
-TASKS = [("What is 2 + 3?", 5), ("What is 7 * 6?", 42), ("What is 9 - 4?", 5), ("What is 1 + 1?", 2)]
+TASKS = [
+    ("What is 2 + 3?", 5),
+    ("What is 7 * 6?", 42),
+    ("What is 9 - 4?", 5),
+    ("What is 1 + 1?", 2),
+]
 
 
 def explore(tmp_path: Path, workflow_args: dict) -> tuple[int, str, SQLiteExperienceStorage]:
