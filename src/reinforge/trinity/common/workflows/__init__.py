@@ -2,6 +2,7 @@
 
 from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
+from reinforge.workflows.envs import EmailSearchWorkflow
 from reinforge.workflows import (
     WORKFLOWS,
     AsyncMathBoxedWorkflow,
@@ -42,6 +43,7 @@ __all__ = [
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
+    "EmailSearchWorkflow",
     "Experience",
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
