@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from reinforge.models.auxiliary import AuxiliaryModelConfig, build_auxiliary_model
+from reinforge.models.engines.mock import MockEngine
 from reinforge.trinity.common.config import FormatConfig, GenerationConfig
 from reinforge.trinity.common.experience import Experience
 from reinforge.trinity.common.models.model import ModelWrapper
@@ -54,7 +55,6 @@ from reinforge.trinity.common.workflows import (
     ToolCallWorkflow,
     Workflow,
 )
-from reinforge.models.engines.mock import MockEngine
 
 QUESTION = {"question": "What is 2 + 3?", "answer": "5"}
 

@@ -2,7 +2,6 @@
 
 from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
-from reinforge.workflows.envs import EmailSearchWorkflow
 from reinforge.workflows import (
     WORKFLOWS,
     AsyncMathBoxedWorkflow,
@@ -31,6 +30,7 @@ from reinforge.workflows import (
     ToolCallWorkflow,
     Workflow,
 )
+from reinforge.workflows.envs import EmailSearchWorkflow
 
 __all__ = [
     "WORKFLOWS",
