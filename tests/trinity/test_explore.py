@@ -71,15 +71,15 @@ def test_trinity_reward_in_a_trinity_style_workflow(tmp_path: Path) -> None:
     assert all(abs(r - 0.9) < 1e-6 for r in rewards), rewards
 
 
-HELPERS = '''
+HELPERS = """
 PROMPT = "Answer with the number only."
 
 
 def score(reply: str, truth: str) -> float:
     return 1.0 if "{" + truth + "}" in reply else 0.0
-'''
+"""
 
-ADDER = '''
+ADDER = """
 from typing import List
 
 from trinity.common.experience import Experience
@@ -98,7 +98,7 @@ class AdderWorkflow(Workflow):
         for reply in replies:
             reply.reward = score(reply.response_text, self.task.truth)
         return replies
-'''
+"""
 
 
 def test_an_upstream_folder_with_its_helper_migrates_and_explores(tmp_path: Path) -> None:
