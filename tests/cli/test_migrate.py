@@ -119,3 +119,27 @@ def test_files_that_are_not_python_are_skipped_by_name_and_the_rest_migrated(
     assert (tmp_path / "good.py").read_text() == (
         "from reinforge.trinity.common.experience import Experience\n"
     )
+
+
+def test_an_upstream_helper_copied_beside_the_file_is_imported_relatively(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "helpers.py").write_text("GREETING = 'hi'\n")
+    (tmp_path / "lake.py").write_text(
+        "from trinity.common.workflows.envs.my_env.helpers import *\n"
+        "from trinity.common.workflows.envs.my_env.absent import thing\n"
+        "from trinity.common.workflows.workflow import Workflow\n"
+    )
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path)])
+    text = (tmp_path / "lake.py").read_text()
+    assert text.splitlines() == [
+        "from .helpers import *",
+        "from trinity.common.workflows.envs.my_env.absent import thing",  # nothing beside it
+        "from reinforge.trinity.common.workflows.workflow import Workflow",
+    ]
+    assert "lake.py:1: 'trinity.common.workflows.envs.my_env.helpers' -> '.helpers'" in (
+        result.stderr
+    )
+    assert result.exit_code == 1 and "cannot map 'trinity.common.workflows.envs.my_env.absent'" in (
+        result.stderr
+    )

@@ -80,6 +80,21 @@ def test_an_undecorated_episode_workflow_is_named_by_its_class(tmp_path: Path) -
     assert adapter.episode_workflow_cls is module.SolverJudgePluginWorkflow
 
 
+def test_a_class_decorated_under_another_name_answers_to_its_class_name_too(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "lake_plugin.py").write_text(
+        "from reinforge.trinity.common.workflows import WORKFLOWS, Workflow\n\n"
+        '@WORKFLOWS.register_module("my_lake_plugin_workflow")\n'
+        "class MyLakePluginWorkflow(Workflow):\n"
+        "    def run(self):\n"
+        "        return []\n"
+    )
+    (module,) = load_plugins(["lake_plugin.py"], str(tmp_path))
+    assert WORKFLOWS.get("my_lake_plugin_workflow") is module.MyLakePluginWorkflow
+    assert WORKFLOWS.get("MyLakePluginWorkflow") is module.MyLakePluginWorkflow
+
+
 def test_a_taken_class_name_keeps_its_registration(tmp_path: Path) -> None:
     from reinforge.workflows import Workflow
 

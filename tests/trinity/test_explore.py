@@ -69,3 +69,59 @@ def test_trinity_reward_in_a_trinity_style_workflow(tmp_path: Path) -> None:
     # the mock answers \\boxed{right} without a think block: accuracy 1, format -0.1
     assert len(rewards) == 4 * 3
     assert all(abs(r - 0.9) < 1e-6 for r in rewards), rewards
+
+
+HELPERS = """
+PROMPT = "Answer with the number only."
+
+
+def score(reply: str, truth: str) -> float:
+    return 1.0 if "{" + truth + "}" in reply else 0.0
+"""
+
+ADDER = """
+from typing import List
+
+from trinity.common.experience import Experience
+from trinity.common.workflows.envs.adder.helpers import *
+from trinity.common.workflows.workflow import WORKFLOWS, Task, Workflow
+
+
+@WORKFLOWS.register_module("adder_workflow")
+class AdderWorkflow(Workflow):
+    can_repeat = True
+
+    def run(self) -> List[Experience]:
+        messages = [{"role": "system", "content": PROMPT},
+                    {"role": "user", "content": self.task.task_desc}]
+        replies = self.model.chat(messages, n=self.repeat_times)
+        for reply in replies:
+            reply.reward = score(reply.response_text, self.task.truth)
+        return replies
+"""
+
+
+def test_an_upstream_folder_with_its_helper_migrates_and_explores(tmp_path: Path) -> None:
+    folder = tmp_path / "adder"
+    folder.mkdir()
+    (folder / "helpers.py").write_text(HELPERS)
+    (folder / "workflow.py").write_text(ADDER)
+    migrated = CliRunner().invoke(app, ["migrate", str(folder)])
+    assert migrated.exit_code == 0, migrated.output  # every import mapped
+    assert "from .helpers import *" in (folder / "workflow.py").read_text()
+    with open(tmp_path / "tasks.jsonl", "w") as fh:
+        for i in range(2):
+            fh.write(json.dumps({"question": f"What is {i} + 2?", "answer": str(i + 2)}) + "\n")
+    config = (
+        CONFIG.replace("boxed_with_think_penalty", "AdderWorkflow")  # by its class name
+        .replace("plugins: [trinity_math.py]", "plugins: [adder]")
+        .replace("batch_size: 4", "batch_size: 2")
+    )
+    (tmp_path / "cfg.yaml").write_text(config)
+    result = CliRunner().invoke(
+        app, ["explore", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(tmp_path / "run")]
+    )
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(tmp_path / "run" / "buffer.db") as db:
+        rewards = [row[0] for row in db.execute("SELECT reward FROM experiences")]
+    assert rewards == [1.0] * 6  # the arithmetic mock answers right; 2 tasks x 3 samples

@@ -6,7 +6,10 @@ module at that path; strings, comments and every other line stay as they were. I
 statements are found with the tokenizer, so a docstring that shows an import is not
 rewritten. What cannot be mapped is reported with its line: an import of a module
 without a mirror is left unchanged; one naming something the mirror does not export is
-rewritten all the same (its other names map).
+rewritten all the same (its other names map). Upstream files import their own helpers by
+absolute path (``from trinity.common.workflows.envs.frozen_lake.utils import *``); when
+such a module has no mirror but a file of its name lies beside the importing one (both
+copied into one plugin folder), the import becomes relative (``from .utils import *``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class RewriteResult:
     old: str
     new: str
     unmapped: list[Unmapped] = field(default_factory=list)
+    #: imports pointed at a file beside this one: (line, upstream module, relative module)
+    to_siblings: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -121,8 +126,19 @@ def _rewrite_from(line: str, col: int, module: str) -> str:
     return head + pattern.sub(lambda m: m.group(1) + f"reinforge.{module}", tail, count=1)
 
 
-def rewrite_source(text: str) -> RewriteResult:
-    """``text`` with its Trinity-RFT / rLLM imports pointed at reinforge's mirrors."""
+def _rewrite_to_sibling(line: str, col: int, module: str) -> str:
+    pattern = re.compile(r"(from\s+)" + re.escape(module) + r"(?=[\s(])")
+    head, tail = line[:col], line[col:]
+    stem = module.rsplit(".", 1)[-1]
+    return head + pattern.sub(lambda m: m.group(1) + f".{stem}", tail, count=1)
+
+
+def rewrite_source(text: str, siblings: frozenset[str] = frozenset()) -> RewriteResult:
+    """``text`` with its Trinity-RFT / rLLM imports pointed at reinforge's mirrors.
+
+    ``siblings`` are the module names of the files beside this one: an upstream module
+    without a mirror whose last part is one of them is imported from that file.
+    """
     lines = text.splitlines(keepends=True)
     result = RewriteResult(old=text, new=text)
     for first, last, col in _import_statements(text):
@@ -135,6 +151,11 @@ def rewrite_source(text: str) -> RewriteResult:
             if statement.level or not statement.module or _root(statement.module) not in MIRRORS:
                 continue
             target = f"reinforge.{statement.module}"
+            stem = statement.module.rsplit(".", 1)[-1]
+            if _mirror_path(target) is None and stem in siblings:
+                lines[first - 1] = _rewrite_to_sibling(lines[first - 1], col, statement.module)
+                result.to_siblings.append((first, statement.module, f".{stem}"))
+                continue
             if _mirror_path(target) is None:
                 result.unmapped.append(
                     Unmapped(first, statement.module, f"no module {target} in reinforge")
@@ -180,6 +201,14 @@ def _rewrite_import(
         r"import\s+" + re.escape(alias.name) + r"\b", lambda _: replacement, tail, count=1
     )
     lines[first - 1] = head + tail
+
+
+def sibling_modules(file: Path) -> frozenset[str]:
+    """Module names of the other ``*.py`` files and packages in ``file``'s folder."""
+    folder = file.parent
+    names = {p.stem for p in folder.glob("*.py") if p != file and p.stem != "__init__"}
+    names.update(p.parent.name for p in folder.glob("*/__init__.py"))
+    return frozenset(names)
 
 
 def python_files(path: Path) -> list[Path]:

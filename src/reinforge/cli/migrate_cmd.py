@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from reinforge.cli.import_rewriter import python_files, rewrite_source
+from reinforge.cli.import_rewriter import python_files, rewrite_source, sibling_modules
 
 
 def migrate(
@@ -22,7 +22,9 @@ def migrate(
     Only import statements change. Each import that cannot be mapped is listed as
     FILE:LINE and the command exits with status 1: an import of a module reinforge has
     no counterpart for is left as it was; one naming something the counterpart does
-    not export is rewritten all the same (its other names map).
+    not export is rewritten all the same (its other names map). An upstream module
+    with no counterpart whose file was copied beside the importing one (its helpers'
+    ``utils.py``, say) is imported from there, relatively.
     """
     if not path.exists():
         typer.echo(f"error: {path} does not exist", err=True)
@@ -31,12 +33,14 @@ def migrate(
     for file in python_files(path):
         try:
             text = file.read_text(encoding="utf-8")
-            result = rewrite_source(text)
+            result = rewrite_source(text, sibling_modules(file))
         except (UnicodeDecodeError, SyntaxError) as exc:
             typer.echo(f"{file}: skipped, cannot be read as Python: {exc}", err=True)
             continue
         for item in result.unmapped:
             typer.echo(f"{file}:{item.line}: cannot map '{item.module}': {item.reason}", err=True)
+        for line, module, local in result.to_siblings:
+            typer.echo(f"{file}:{line}: '{module}' -> '{local}' (the file beside it)", err=True)
         unmapped += len(result.unmapped)
         if not result.changed:
             continue

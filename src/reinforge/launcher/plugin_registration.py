@@ -6,7 +6,8 @@ classes without a ``register_module`` decorator. Each ``Workflow`` or episode
 ``Workflow``, ``ExperienceOperator`` and ``RewardFn`` subclass defined in a plugin
 module is registered under its class name in its registry when that name is free; a
 name that is taken keeps its registration (the class stays reachable by its dotted
-path).
+path). A class its decorator registered under another name (Trinity's
+``frozen_lake_workflow``) is nameable by its class name too, when that name is free.
 """
 
 from __future__ import annotations
@@ -46,11 +47,12 @@ def _defined_classes(module: ModuleType, bases: tuple[type, ...]) -> list[type]:
     return found
 
 
-def _registered(cls: type, registry: Registry) -> bool:
-    return any(
-        registered is cls or getattr(registered, "episode_workflow_cls", None) is cls
-        for registered in registry.modules.values()
-    )
+def _registered(cls: type, registry: Registry) -> object | None:
+    """What the registry holds for ``cls`` (the class, or an episode workflow's adapter)."""
+    for registered in registry.modules.values():
+        if registered is cls or getattr(registered, "episode_workflow_cls", None) is cls:
+            return registered
+    return None
 
 
 def register_plugin_classes(modules: Iterable[ModuleType]) -> list[str]:
@@ -60,7 +62,12 @@ def register_plugin_classes(modules: Iterable[ModuleType]) -> list[str]:
     for module in modules:
         for bases, registry in KINDS:
             for cls in _defined_classes(module, bases):
-                if _registered(cls, registry):
+                held = _registered(cls, registry)
+                if held is not None and cls.__name__ in registry:
+                    continue  # decorated under its own name, or already done
+                if held is not None:
+                    registry.register_module(cls.__name__)(held)
+                    names.append(cls.__name__)
                     continue
                 if cls.__name__ in registry:
                     logger.info(

@@ -30,6 +30,7 @@ from reinforge.workflows import (
     ToolCallWorkflow,
     Workflow,
 )
+from reinforge.workflows.envs import EmailSearchWorkflow
 
 __all__ = [
     "WORKFLOWS",
@@ -42,6 +43,7 @@ __all__ = [
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
+    "EmailSearchWorkflow",
     "Experience",
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
