@@ -89,11 +89,14 @@ def truncated_is_weights(
     cap: float,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Per-token weights ``min(exp(old − sampler), cap)`` where ``mask`` is set, 1
-    elsewhere (``[B, T]``, detached), and their mean and capped share on ``mask``."""
+    elsewhere (``[B, T]``, detached), and their mean and capped share on ``mask`` (no
+    metrics when ``mask`` is empty)."""
     log_ratio = (old_logprobs.detach() - sampler_logprobs.detach()).to(torch.float32)
     ratio = log_ratio.exp()
     capped = ratio > cap
     weights = torch.where(mask.bool(), ratio.clamp(max=cap), torch.ones_like(ratio))
+    if not bool(mask.any()):
+        return weights, {}
     metrics = {
         SAMPLER_TIS_WEIGHT_MEAN: float(masked_mean(weights, mask)),
         SAMPLER_TIS_CAPPED_FRAC: fraction(capped, mask),
