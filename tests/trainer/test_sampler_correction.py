@@ -150,5 +150,5 @@ def test_stale_rows_are_not_reweighted(tiny_model_path, noisy_rollouts):
 def test_the_correction_with_the_samplers_pi_old_is_refused():
     with pytest.raises(ValueError, match="sampler_correction needs old_logprobs: trainer"):
         TrainerConfig.model_validate(
-            {"algorithm_args": {"sampler_correction": {"cap": 2.0}}, "old_logprobs": "sampler"}
+            {"algorithm_args": {"sampler_correction": {}}, "old_logprobs": "sampler"}
         )

@@ -77,7 +77,8 @@ class TrainerConfig(StrictModel):
 
     @model_validator(mode="after")
     def _correction_needs_trainer_pi_old(self) -> TrainerConfig:
-        if self.algorithm_args.get("sampler_correction") and self.old_logprobs == "sampler":
+        correction = self.algorithm_args.get("sampler_correction")
+        if correction is not None and self.old_logprobs == "sampler":
             raise ValueError(
                 "algorithm_args.sampler_correction needs old_logprobs: trainer; with "
                 "old_logprobs: sampler pi_old already is the sampler's log-prob, so the "
