@@ -117,3 +117,32 @@ def test_override_inside_a_list_and_bad_override(tmp_path):
     assert cfg.buffer.explorer_input.eval_tasksets[0].limit == 7
     with pytest.raises(ConfigError, match=r"must look like key\.path=value"):
         load_config(write(tmp_path, text), ["buffer.batch_size"])
+
+
+SAMPLER_CORRECTION = """
+trainer:
+  algorithm: {algorithm}
+  old_logprobs: {old}
+  algorithm_args: {{sampler_correction: {{type: tis, cap: 2.0}}}}
+"""
+
+
+def test_sampler_correction_with_the_samplers_pi_old_names_file_and_section(tmp_path):
+    text = BASE + SAMPLER_CORRECTION.format(algorithm="grpo", old="sampler")
+    with pytest.raises(ConfigError, match=r"cfg.yaml: trainer: .*needs old_logprobs: trainer"):
+        load_config(write(tmp_path, text))
+
+
+def test_sampler_correction_on_a_loss_without_token_terms_is_refused_at_start(tmp_path):
+    from reinforge.launcher.modes import check_mode
+
+    text = BASE.replace("engine: mock", "engine: hf") + "mode: both\n"
+    cfg = load_config(
+        write(tmp_path, text + SAMPLER_CORRECTION.format(algorithm="sft", old="trainer"))
+    )
+    with pytest.raises(ConfigError, match=r"trainer.algorithm: .*policy loss 'sft' takes no"):
+        check_mode(cfg)
+    ok = load_config(
+        write(tmp_path, text + SAMPLER_CORRECTION.format(algorithm="cispo", old="trainer"))
+    )
+    check_mode(ok)

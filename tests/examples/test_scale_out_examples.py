@@ -70,7 +70,11 @@ def test_example_trains_two_steps(
     cfg["checkpoint"].update(save_interval=1, max_checkpoints_to_keep=2)
     # an entropy bonus gives step 1 a gradient even when all its rewards are equal (the
     # 135M model often gets every sum wrong), so its weights always differ from the base's
-    cfg["trainer"]["algorithm_args"] = {"entropy_coef": 0.01}
+    # (the example's own algorithm_args, e.g. its sampler correction, are kept)
+    cfg["trainer"]["algorithm_args"] = {
+        **cfg["trainer"].get("algorithm_args", {}),
+        "entropy_coef": 0.01,
+    }
     cfg["trainer"]["warmup_steps"] = 0
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
@@ -84,6 +88,9 @@ def test_example_trains_two_steps(
     trained = [r for r in rows if "train/sampler/ratio_mean" in r]
     assert [r["step"] for r in trained] == [1, 2]
     assert trained[0]["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    assert trained[0]["train/sampler/abs_log_ratio_max"] < 0.1  # fp32 on both sides
+    if "sampler_correction" in cfg["trainer"]["algorithm_args"]:  # the vLLM example's
+        assert trained[0]["train/sampler/tis_weight_mean"] == pytest.approx(1.0, abs=1e-3)
     storage = SQLiteExperienceStorage(run_dir / "buffer.db")
     try:
         exps = list(storage.iter_experiences())

@@ -33,6 +33,11 @@ from reinforge.algorithms.registry import (
     PolicyLossFn,
 )
 from reinforge.algorithms.returns import discounted_returns
+from reinforge.algorithms.sampler_mismatch import (
+    SamplerCorrection,
+    log_ratio_stats,
+    truncated_is_weights,
+)
 from reinforge.algorithms.spec import AlgorithmSpec
 from reinforge.algorithms.train_batch import TrainBatch
 
@@ -45,6 +50,7 @@ __all__ = [
     "AdvantageFn",
     "AlgorithmSpec",
     "PolicyLossFn",
+    "SamplerCorrection",
     "TrainBatch",
     "aggregate_loss",
     "apply_kl_reward_penalty",
@@ -58,6 +64,7 @@ __all__ = [
     "gspo_policy_loss",
     "kl_loss_term",
     "kl_penalty",
+    "log_ratio_stats",
     "masked_mean",
     "masked_sum",
     "masked_var",
@@ -71,4 +78,5 @@ __all__ = [
     "rloo_advantage",
     "sft_loss",
     "step_wise_grpo_advantage",
+    "truncated_is_weights",
 ]

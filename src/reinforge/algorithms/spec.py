@@ -18,6 +18,9 @@ How a trainer uses it:
   ``entropy_coef > 0``.
 * ``use_reference`` (derived: true iff a KL term is on) says whether reference-model
   log-probs must be computed at all.
+* ``sampler_correction`` (off by default): the truncated importance-sampling weights
+  of ``sampler_mismatch.py``, passed to the policy loss as ``token_weights``; only
+  losses that accept that keyword (ppo, gspo, cispo) can take it.
 """
 
 from __future__ import annotations
@@ -33,11 +36,16 @@ import reinforge.algorithms.policy_loss  # noqa: F401
 from reinforge.algorithms.aggregate import check_loss_agg_mode
 from reinforge.algorithms.kl import check_kl_kind
 from reinforge.algorithms.registry import ADVANTAGE_FNS, POLICY_LOSS_FNS
+from reinforge.algorithms.sampler_mismatch import SamplerCorrection
 
 NO_ADVANTAGE = "none"
 # Arguments the trainer supplies from top-level spec fields or data, never from *_args.
 _RESERVED_ADVANTAGE_ARGS = frozenset({"exps", "ref_logprobs", "kl_penalty", "kl_coef"})
-_RESERVED_LOSS_ARGS = frozenset({"logprobs", "old_logprobs", "advantages", "mask", "loss_agg_mode"})
+_RESERVED_LOSS_ARGS = frozenset(
+    {"logprobs", "old_logprobs", "advantages", "mask", "loss_agg_mode", "token_weights"}
+)
+#: the keyword through which a policy loss takes per-token weights (the sampler correction)
+TOKEN_WEIGHTS_ARG = "token_weights"
 
 
 def _accepted_keywords(fn: Callable[..., Any]) -> set[str] | None:
@@ -81,6 +89,8 @@ class AlgorithmSpec:
     kl_loss_coef: float = 0.0
     entropy_coef: float = 0.0
     loss_agg_mode: str = "token-mean"
+    #: ``{type: tis, cap: C}`` or None (off); a mapping is parsed into the dataclass
+    sampler_correction: SamplerCorrection | None = None
     use_reference: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -106,6 +116,16 @@ class AlgorithmSpec:
             raise ValueError("advantage_args given but advantage_fn is 'none'")
         loss_fn = POLICY_LOSS_FNS.get(self.policy_loss_fn)
         _check_args(loss_fn, self.policy_loss_args, _RESERVED_LOSS_ARGS, "policy_loss_args")
+        correction = SamplerCorrection.parse(self.sampler_correction)
+        object.__setattr__(self, "sampler_correction", correction)
+        accepted = _accepted_keywords(loss_fn)
+        if correction is not None and accepted is not None and TOKEN_WEIGHTS_ARG not in accepted:
+            raise ValueError(
+                f"sampler_correction ({correction.type}) weights the per-token terms of an "
+                f"importance-ratio policy loss, and policy loss '{self.policy_loss_fn}' takes "
+                "no token_weights; use it with ppo, gspo or cispo (the grpo, dapo, gspo, "
+                "rloo, reinforce_plus_plus, cispo and *_grpo presets), or drop it"
+            )
         object.__setattr__(self, "use_reference", self.kl_in_reward or self.kl_in_loss)
 
     @property

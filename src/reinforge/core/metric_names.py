@@ -64,6 +64,21 @@ SAMPLER_OF_POLICY: dict[str, str] = {
     POLICY_APPROX_KL_K3: SAMPLER_APPROX_KL_K3,
     POLICY_RATIO_MEAN: SAMPLER_RATIO_MEAN,
 }
+#: the per-token log-ratio log(π_trainer/π_sampler) on those tokens: its mean, extremes,
+#: and the mean and max of its absolute value
+SAMPLER_LOG_RATIO_MEAN = "sampler/log_ratio_mean"
+SAMPLER_LOG_RATIO_MAX = "sampler/log_ratio_max"
+SAMPLER_LOG_RATIO_MIN = "sampler/log_ratio_min"
+SAMPLER_ABS_LOG_RATIO_MEAN = "sampler/abs_log_ratio_mean"
+SAMPLER_ABS_LOG_RATIO_MAX = "sampler/abs_log_ratio_max"
+#: truncated importance sampling (``sampler_correction: {type: tis}``): the mean per-token
+#: weight min(π_old/π_sampler, cap) and the share of tokens whose weight the cap cut
+SAMPLER_TIS_WEIGHT_MEAN = "sampler/tis_weight_mean"
+SAMPLER_TIS_CAPPED_FRAC = "sampler/tis_capped_frac"
+#: micro-batch metrics a step reports as their largest (smallest) value over its
+#: micro-batches rather than their mean
+MAX_OVER_MICRO_BATCHES = frozenset({SAMPLER_LOG_RATIO_MAX, SAMPLER_ABS_LOG_RATIO_MAX})
+MIN_OVER_MICRO_BATCHES = frozenset({SAMPLER_LOG_RATIO_MIN})
 
 # KL and entropy terms
 KL_LOSS_VALUE = "kl_loss/value"

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import torch
 
-from reinforge.algorithms import TrainBatch
+from reinforge.algorithms import TrainBatch, log_ratio_stats
 from reinforge.algorithms.policy_loss.common import ratio_metrics, token_log_ratio
 from reinforge.core import Experience
 from reinforge.core.metric_names import SAMPLER_OF_POLICY
@@ -107,10 +107,26 @@ def old_logprobs(
 def sampler_mismatch(
     logp: torch.Tensor, sampler: torch.Tensor | None, mask: torch.Tensor
 ) -> dict[str, float]:
-    """How far the engine's log-probs are from the trainer's on the same weights:
-    ``sampler/ratio_mean`` (π_trainer/π_sampler) and ``sampler/approx_kl_k1|k3``
-    over the tokens in ``mask``. Empty when there is nothing to compare."""
+    """How far the engine's log-probs are from the trainer's on the same weights, over
+    the tokens in ``mask``: ``sampler/ratio_mean`` (π_trainer/π_sampler),
+    ``sampler/approx_kl_k1|k3``, and the mean, max and min of the per-token log-ratio
+    and the mean and max of its absolute value (``sampler/log_ratio_*``,
+    ``sampler/abs_log_ratio_*``). Empty when there is nothing to compare."""
     if sampler is None or not bool(mask.any()):
         return {}
-    metrics = ratio_metrics(token_log_ratio(logp.detach(), sampler), mask)
-    return {SAMPLER_OF_POLICY[key]: value for key, value in metrics.items()}
+    log_ratio = token_log_ratio(logp.detach(), sampler)
+    metrics = ratio_metrics(log_ratio, mask)
+    out = {SAMPLER_OF_POLICY[key]: value for key, value in metrics.items()}
+    out.update(log_ratio_stats(log_ratio, mask))
+    return out
+
+
+def compared_tokens(
+    mask: torch.Tensor, own: torch.Tensor, exps: Sequence[Experience], sampler: torch.Tensor | None
+) -> torch.Tensor:
+    """``[B, T]`` bool: the trained tokens whose π_old is the trainer's own and that have
+    a sampled log-prob, where the sampler's numbers can be set against the trainer's."""
+    compared = mask & own[:, None]
+    if sampler is not None:
+        compared &= torch.tensor([e.logprobs is not None for e in exps])[:, None]
+    return compared

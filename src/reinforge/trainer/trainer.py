@@ -35,12 +35,15 @@ from reinforge.algorithms import (
     entropy_bonus,
     kl_loss_term,
     resolve_algorithm,
+    truncated_is_weights,
 )
 from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES
 from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
     LOSS,
+    MAX_OVER_MICRO_BATCHES,
+    MIN_OVER_MICRO_BATCHES,
     TRAIN_EXPERIENCES,
     TRAIN_GRAD_NORM,
     TRAIN_LR,
@@ -54,6 +57,7 @@ from reinforge.core.metric_names import (
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.old_logprobs import (
+    compared_tokens,
     old_logprobs,
     sampler_logprobs,
     sampler_mismatch,
@@ -263,7 +267,7 @@ class Trainer:
             if not math.isfinite(grad_norm):
                 metrics[TRAIN_NONFINITE_GRAD] = 1.0
         self.scheduler.step()
-        metrics.update({train_metric(k): float(np.mean(v)) for k, v in collected.items()})
+        metrics.update({train_metric(k): _over_micro_batches(k, v) for k, v in collected.items()})
         metrics[TRAIN_GRAD_NORM] = grad_norm
         return metrics
 
@@ -272,7 +276,8 @@ class Trainer:
     ) -> dict[str, float]:
         """Forward, loss and backward of micro-batch ``index``, weighted by its share of
         the step's loss; returns its metrics. The first pass over a micro-batch fixes its
-        π_old (appended to ``olds``) and measures the sampler's mismatch."""
+        π_old (appended to ``olds``) and measures the sampler's mismatch; with a
+        ``sampler_correction`` each pass weights the tokens by min(π_old/π_sampler, cap)."""
         spec = self.spec
         mb, batch = step.micro_batches[index], step.batches[index]
         mask = batch.loss_mask
@@ -287,16 +292,19 @@ class Trainer:
                 self.model, batch, with_logits=need_logits, only=batch.response_mask
             )
         metrics: dict[str, float] = {}
+        own = step.own_rows[index]
+        sampler = sampler_logprobs(mb, batch)
+        compared = compared_tokens(mask, own, mb, sampler)
         if index == len(olds):  # the first pass over this micro-batch
-            own = step.own_rows[index]
-            sampler = sampler_logprobs(mb, batch)
             olds.append(old_logprobs(logp, sampler, own))
-            compared = mask & own[:, None]
-            if sampler is not None:
-                compared &= torch.tensor([e.logprobs is not None for e in mb])[:, None]
             metrics.update(sampler_mismatch(logp, sampler, compared))
+        token_weights = None
+        if spec.sampler_correction is not None and sampler is not None:
+            cap = spec.sampler_correction.cap
+            token_weights, tis_metrics = truncated_is_weights(olds[index], sampler, compared, cap)
+            metrics.update(tis_metrics)
         ref = step.ref_logprobs[index] if spec.kl_in_loss else None
-        loss, loss_metrics = self._loss(logp, olds[index], logits, ref, batch)
+        loss, loss_metrics = self._loss(logp, olds[index], logits, ref, batch, token_weights)
         (loss * weight).backward()
         loss_metrics[LOSS] = float(loss.detach())
         return {**metrics, **loss_metrics}
@@ -308,11 +316,14 @@ class Trainer:
         logits: torch.Tensor | None,
         ref_logp: torch.Tensor | None,
         batch: TrainBatch,
+        token_weights: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        """The algorithm's loss of one micro-batch: the policy loss, plus the KL loss
-        against ``ref_logp`` and the entropy bonus when the algorithm has them."""
+        """The algorithm's loss of one micro-batch: the policy loss (its token terms
+        scaled by ``token_weights`` when given), plus the KL loss against ``ref_logp``
+        and the entropy bonus when the algorithm has them."""
         spec = self.spec
         mask = batch.loss_mask
+        weighting = {} if token_weights is None else {"token_weights": token_weights}
         loss, metrics = POLICY_LOSS_FNS.get(spec.policy_loss_fn)(
             logp,
             old,
@@ -320,6 +331,7 @@ class Trainer:
             mask,
             loss_agg_mode=spec.loss_agg_mode,
             **spec.policy_loss_args,
+            **weighting,
         )
         if ref_logp is not None:
             kl, kl_metrics = kl_loss_term(
@@ -358,3 +370,12 @@ class Trainer:
 
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         return merged_state_dict(self.model)
+
+
+def _over_micro_batches(name: str, values: list[float]) -> float:
+    """A micro-batch metric over the step: the max or min for extremes, else the mean."""
+    if name in MAX_OVER_MICRO_BATCHES:
+        return max(values)
+    if name in MIN_OVER_MICRO_BATCHES:
+        return min(values)
+    return float(np.mean(values))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from reinforge.core.strict_model import StrictModel
 
@@ -34,7 +34,10 @@ class TrainerConfig(StrictModel):
         "multi_step_grpo, step_wise_grpo",
     )
     algorithm_args: dict[str, Any] = Field(
-        default_factory=dict, description="overrides of the preset's AlgorithmSpec fields"
+        default_factory=dict,
+        description="overrides of the preset's AlgorithmSpec fields, e.g. {kl_loss: none} or "
+        "{sampler_correction: {type: tis, cap: 2.0}} (truncated importance sampling: each "
+        "token's policy-gradient term weighted by min(pi_old/pi_sampler, cap))",
     )
     lr: float = Field(1e-6, gt=0)
     weight_decay: float = Field(0.0, ge=0)
@@ -71,3 +74,14 @@ class TrainerConfig(StrictModel):
         description="drop experiences whose model_version is older than this many versions",
     )
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _correction_needs_trainer_pi_old(self) -> TrainerConfig:
+        correction = self.algorithm_args.get("sampler_correction")
+        if correction is not None and self.old_logprobs == "sampler":
+            raise ValueError(
+                "algorithm_args.sampler_correction needs old_logprobs: trainer; with "
+                "old_logprobs: sampler pi_old already is the sampler's log-prob, so the "
+                "correction's weight pi_old/pi_sampler would be 1 on every token"
+            )
+        return self

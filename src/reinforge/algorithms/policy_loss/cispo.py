@@ -29,12 +29,16 @@ def cispo_policy_loss(
     eps_high: float = 0.28,
     loss_agg_mode: str = "token-mean",
     loss_agg_horizon: int | None = None,
+    token_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """CISPO loss over ``[B, T]`` tensors (gradient flows only through ``logprobs``)."""
+    """CISPO loss over ``[B, T]`` tensors (gradient flows only through ``logprobs``);
+    ``token_weights`` (detached) scale each token's term."""
     log_ratio = token_log_ratio(logprobs, old_logprobs).detach()
     ratio = log_ratio.exp()
     weight = ratio.clamp(1.0 - eps_low, 1.0 + eps_high)
     loss_mat = -advantages * weight * logprobs
+    if token_weights is not None:
+        loss_mat = loss_mat * token_weights
     loss = aggregate_loss(loss_mat, mask, loss_agg_mode, loss_agg_horizon)
     metrics = {
         POLICY_LOSS: float(loss.detach()),

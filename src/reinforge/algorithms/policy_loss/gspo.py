@@ -35,8 +35,10 @@ def gspo_policy_loss(
     clip_range_high: float = 4e-4,
     loss_agg_mode: str = "seq-mean-token-mean",
     loss_agg_horizon: int | None = None,
+    token_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """GSPO-token clipped surrogate over ``[B, T]`` tensors."""
+    """GSPO-token clipped surrogate over ``[B, T]`` tensors; ``token_weights`` (detached)
+    scale each token's term."""
     log_ratio = token_log_ratio(logprobs, old_logprobs)
     seq_log_ratio = masked_mean(log_ratio, mask, dim=-1).clamp(max=SEQ_LOG_RATIO_MAX)
     tok_log_ratio = seq_log_ratio.detach().unsqueeze(-1) + logprobs - logprobs.detach()
@@ -44,6 +46,8 @@ def gspo_policy_loss(
     unclipped = -advantages * ratio
     clipped = -advantages * ratio.clamp(1.0 - clip_range_low, 1.0 + clip_range_high)
     loss_mat = torch.maximum(unclipped, clipped)
+    if token_weights is not None:
+        loss_mat = loss_mat * token_weights
     loss = aggregate_loss(loss_mat, mask, loss_agg_mode, loss_agg_horizon)
     has_tokens = mask.bool().any(dim=-1)
     seq_ratio = seq_log_ratio.detach().exp()

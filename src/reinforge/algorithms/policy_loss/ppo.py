@@ -33,8 +33,10 @@ def ppo_policy_loss(
     clip_ratio_c: float | None = 3.0,
     loss_agg_mode: str = "token-mean",
     loss_agg_horizon: int | None = None,
+    token_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Clipped-surrogate loss over ``[B, T]`` tensors; ``mask`` selects trained tokens."""
+    """Clipped-surrogate loss over ``[B, T]`` tensors; ``mask`` selects trained tokens.
+    ``token_weights`` (detached, e.g. the sampler correction's) scale each token's term."""
     if clip_ratio_c is not None and clip_ratio_c <= 1.0:
         raise ValueError(f"clip_ratio_c must be > 1 (or None), got {clip_ratio_c}")
     log_ratio = token_log_ratio(logprobs, old_logprobs)
@@ -49,6 +51,8 @@ def ppo_policy_loss(
         negative = advantages < 0
         dual_active = negative & (cap < loss_mat)
         loss_mat = torch.where(negative, torch.minimum(loss_mat, cap), loss_mat)
+    if token_weights is not None:
+        loss_mat = loss_mat * token_weights
     loss = aggregate_loss(loss_mat, mask, loss_agg_mode, loss_agg_horizon)
     metrics = {
         POLICY_LOSS: float(loss.detach()),
