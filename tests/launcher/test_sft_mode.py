@@ -1,7 +1,7 @@
 """``mode: sft`` end to end with the tiny model (in process, through the CLI): metrics,
 checkpoints, plots and export like any run; an interrupted run resumed equals an
 uninterrupted one; RL with ``model.init_from`` starts policy, reference and engine
-from the SFT weights."""
+from the SFT weights (and mixes demonstrations in with ``trainer.sft_aux``)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,11 @@ buffer:
       path: tasks.jsonl
       repeat_times: 2
       default_workflow_type: rf_sft_plugin.FirstToken
-trainer: {{algorithm: grpo, lr: 1.0e-3, algorithm_args: {{kl_loss_coef: 0.1}}}}
+trainer:
+  algorithm: grpo
+  lr: 1.0e-3
+  algorithm_args: {{kl_loss_coef: 0.1}}
+  sft_aux: {{path: {demos}, weight: 0.5, batch_size: 2}}
 monitor: {{progress: false, tensorboard: false, plot: false}}
 """
 
@@ -184,7 +188,11 @@ def test_rl_after_sft_starts_policy_reference_and_engine_from_the_sft_weights(
     (folder / "rf_sft_plugin.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(folder))
     config = folder / "rl.yaml"
-    config.write_text(RL_CONFIG.format(run_dir=folder / "run", init_from=sft_run))
+    config.write_text(
+        RL_CONFIG.format(
+            run_dir=folder / "run", init_from=sft_run, demos=sft_run.parent / "demos.jsonl"
+        )
+    )
     sft_weights = load_weights(sft_run / "checkpoints" / "step_8" / "model")
 
     cfg = load_config(config)
@@ -201,6 +209,8 @@ def test_rl_after_sft_starts_policy_reference_and_engine_from_the_sft_weights(
 
     result = _invoke("run", "-c", str(config))
     assert result.exit_code == 0, result.output
+    (row,) = [r for r in read_jsonl(folder / "run" / "metrics.jsonl") if "train/loss" in r]
+    assert row["train/sft_aux/experiences"] == 2 and row["train/sft_aux/loss"] > 0
     storage = SQLiteExperienceStorage(folder / "run" / "buffer.db")
     exps = storage.read_batch(1)
     storage.close()
