@@ -3,9 +3,8 @@ or a LoRA policy (whose adapted layers keep the base weight under another name).
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from pathlib import Path
 
 import pytest
