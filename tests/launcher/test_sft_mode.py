@@ -204,6 +204,8 @@ def test_rl_after_sft_starts_policy_reference_and_engine_from_the_sft_weights(
             state = model.state_dict()
             assert all(torch.equal(state[k], v.to(state[k].dtype)) for k, v in sft_weights.items())
         assert trainer.global_step == 0  # a fresh optimiser and schedule
+        engine_state = session.explorer.engine.model.state_dict()
+        assert all(torch.equal(engine_state[k], v) for k, v in sft_weights.items())
     finally:
         session.close()
 
@@ -232,3 +234,11 @@ def test_rl_after_sft_starts_policy_reference_and_engine_from_the_sft_weights(
     # the engine sampled step 1 with the SFT weights, not the base model's
     torch.testing.assert_close(sampled, scored(sft_model), atol=1e-4, rtol=1e-4)
     assert (sampled - scored(base_model)).abs().max() > 1e-2
+
+
+def test_init_from_needs_an_engine_with_weights(sft_run, tmp_path):
+    config = tmp_path / "cfg.yaml"
+    config.write_text(f"model: {{engine: mock, init_from: {sft_run}}}\nrun_dir: {tmp_path}/r\n")
+    result = _invoke("explore", "-c", str(config))
+    assert result.exit_code == 2
+    assert "model.init_from needs model.engine: hf or vllm" in result.output

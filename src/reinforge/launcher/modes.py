@@ -44,7 +44,6 @@ from reinforge.launcher.run_trainer import (
 from reinforge.launcher.session import RunSession
 from reinforge.launcher.sft_mode import run_sft
 from reinforge.trainer.checkpoint import policy_weights, read_state
-from reinforge.trainer.init_weights import init_weights
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.weight_sync import CheckpointWeightSource, sync_in_process
@@ -181,7 +180,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     sync = cfg.synchronizer
     trainer, trained = make_trainer(session)
     demos = load_aux_demonstrations(session)
-    if trainer.model_version or cfg.model.init_from:  # the engine samples with them from step 0
+    if trainer.model_version:  # (model.init_from's weights are the engine's already)
         sync_in_process(trainer, explorer.engine)
     cursor = explorer.open_taskset()
     stored = storage.read_state("explorer")
@@ -267,10 +266,6 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
         if cfg.model.has_weights
         else None
     )
-    if source is not None and cfg.model.init_from and not run_checkpoints(session).list():
-        # until the trainer publishes a checkpoint, the policy is the init_from one
-        weights = init_weights(cfg.model.init_from, session.model_dir)
-        explorer.engine.update_weights(weights, version=0)
     cursor = explorer.open_taskset()
     stored = session.storage.read_state("explorer")
     if stored:

@@ -43,7 +43,7 @@ async def run_sft(session: RunSession) -> dict[str, Any]:
     async def evaluate(step: int) -> None:
         nonlocal evaluated_at
         if cfg.buffer.explorer_input.eval_tasksets:
-            if engine.model_version != trainer.model_version or cfg.model.init_from:
+            if engine.model_version != trainer.model_version:
                 sync_in_process(trainer, engine)
             await evaluate_run(session, step)
             evaluated_at = step
