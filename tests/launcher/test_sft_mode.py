@@ -242,3 +242,19 @@ def test_init_from_needs_an_engine_with_weights(sft_run, tmp_path):
     result = _invoke("explore", "-c", str(config))
     assert result.exit_code == 2
     assert "model.init_from needs model.engine: hf or vllm" in result.output
+
+
+@pytest.mark.slow
+def test_sft_on_the_real_model_learns_the_tool_call_demonstrations(tmp_path):
+    """4 steps on 6 tool-call conversations (2 epochs): the demonstrations' loss falls."""
+    folder = _project(tmp_path, rows=6)
+    config = _sft_config(folder, folder / "run")
+    text = config.read_text().replace("tiny-random-smollm2", "smollm2-135m-instruct")
+    config.write_text(text.replace("lr: 1.0e-3", "lr: 2.0e-5"))
+    result = _invoke("sft", "-c", str(config), "--set", "checkpoint.save_interval=null")
+    assert result.exit_code == 0, result.output
+    rows = [r for r in read_jsonl(folder / "run" / "metrics.jsonl") if "train/sft/loss" in r]
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    first_epoch = sum(r["train/sft/loss"] for r in rows[:2])
+    second_epoch = sum(r["train/sft/loss"] for r in rows[2:])
+    assert second_epoch < first_epoch
