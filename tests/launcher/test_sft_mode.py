@@ -148,6 +148,7 @@ def test_interrupted_run_resumes_to_the_same_weights(sft_run, tmp_path):
     config = _sft_config(folder, run_dir)
     original = Trainer.train_step
     calls = {"n": 0}
+    strict = ["--set", "trainer.max_staleness=0"]  # demonstrations are never stale
 
     def interrupt_at_step_5(self, *args, **kwargs):
         calls["n"] += 1
@@ -157,9 +158,9 @@ def test_interrupted_run_resumes_to_the_same_weights(sft_run, tmp_path):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Trainer, "train_step", interrupt_at_step_5)
-        result = _invoke("sft", "-c", str(config))
+        result = _invoke("sft", "-c", str(config), *strict)
     assert result.exit_code != 0 and "interrupted at step 4" in result.output
-    result = _invoke("sft", "-c", str(config))
+    result = _invoke("sft", "-c", str(config), *strict)
     assert result.exit_code == 0, result.output
     assert "resuming the trainer" in result.output
     rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "train/sft/loss" in r]

@@ -56,8 +56,11 @@ async def run_sft(session: RunSession) -> dict[str, Any]:
             step = trained + 1
             reporter.phase(f"training step {step}")
             label = f"training step {step}: micro-batch"
+            batch = batches.batch(step)
+            for exp in batch:  # a demonstration is never stale (trainer.max_staleness)
+                exp.info["model_version"] = trainer.model_version
             result = trainer.train_step(
-                batches.batch(step),
+                batch,
                 on_micro_batch=lambda k, n, label=label: reporter.phase(label, k, n),
             )
             trained = step
