@@ -411,9 +411,10 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
 
     # Instrumentation only: when each step's update finished (the time spent saving
     # the eval models excluded), and the policy after each eval step.
-    def timed_train_on(session: Any, trainer: Any, step: int) -> dict[str, Any]:
+    def timed_train_on(session: Any, trainer: Any, step: int, demos: Any = None) -> Any:
         applied = float(trainer.optimizer.param_groups[0]["lr"])  # this step's learning rate
-        metrics = original_train_on(session, trainer, step)
+        result = original_train_on(session, trainer, step, demos)
+        metrics = result.metrics
         step_ends.append(time.monotonic() - marks["start"] - marks["saving"])
         trained.append(float(metrics.get("train/experiences", 0.0)))
         lrs.append(applied)
@@ -427,7 +428,7 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
             f"{int(trained[-1])} completions through backward, "
             f"loss {metrics.get('train/loss', float('nan')):.4f}",
         )
-        return metrics
+        return result
 
     modes._train_on = timed_train_on
     gc.freeze()  # as the CLI does: import-time objects out of the GC's way

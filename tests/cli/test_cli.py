@@ -86,7 +86,7 @@ def project(tmp_path):
 
 def test_help_lists_commands(tmp_path):
     out = run(["--help"], tmp_path, check=True).stdout
-    for command in ("explore", "eval", "run", "export-buffer", "config", "init"):
+    for command in ("explore", "eval", "run", "sft", "export-buffer", "config", "init"):
         assert command in out
     for option in ("--version", "--verbose", "--quiet", "--log-level", "--debug"):
         assert option in out

@@ -24,7 +24,9 @@ class _Trainer:
         self.model_version = 0
         self.calls = 0
 
-    def train_step(self, exps: list[Any], on_micro_batch: Any = None) -> StepResult:
+    def train_step(
+        self, exps: list[Any], on_micro_batch: Any = None, demonstrations: Any = None
+    ) -> StepResult:
         self.calls += 1
         if self.calls in self.skipped:
             return StepResult(skipped=True, metrics={})
@@ -79,8 +81,9 @@ def test_weights_are_synced_after_trained_steps_only(
         synced.append(trainer.calls)
         engine.model_version = trainer.model_version
 
-    monkeypatch.setattr(modes, "_make_trainer", lambda session: (trainer, 0))
-    monkeypatch.setattr(modes, "_save", lambda session, trainer, step: None)
+    monkeypatch.setattr(modes, "make_trainer", lambda session: (trainer, 0))
+    monkeypatch.setattr(modes, "load_aux_demonstrations", lambda session: None)
+    monkeypatch.setattr(modes, "save_run_checkpoint", lambda session, trainer, step: None)
     monkeypatch.setattr(modes, "sync_in_process", sync)
     result = asyncio.run(modes.run_both(session))
     assert synced == synced_after

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from reinforge.buffer.sft_dataset_config import TrainerInput
 from reinforge.buffer.taskset_config import TasksetConfig
 from reinforge.core.strict_model import StrictModel
 
@@ -32,9 +33,12 @@ class PipelineConfig(StrictModel):
 
 
 class BufferConfig(StrictModel):
-    batch_size: int = Field(16, ge=1, description="tasks per explore step")
+    batch_size: int = Field(
+        16, ge=1, description="tasks per explore step (mode sft: conversations per step)"
+    )
     total_epochs: int = Field(1, ge=1)
     total_steps: int | None = Field(None, ge=1)
     explorer_input: ExplorerInput = Field(default_factory=ExplorerInput)
+    trainer_input: TrainerInput = Field(default_factory=TrainerInput)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     experience_pipeline: PipelineConfig = Field(default_factory=PipelineConfig)

@@ -158,7 +158,7 @@ def run_summary(
 
 
 def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> None:
-    """Train: the mode (both, explore, train, bench) comes from the config's `mode`.
+    """Train: the mode (both, explore, train, bench, sft) comes from the config's `mode`.
 
     Re-running on an existing run directory resumes it.
     """
@@ -189,8 +189,17 @@ def run(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> No
     print_summary(run_summary(cfg, session, result, time.monotonic() - started, again, plots))
 
 
+def sft(config: ConfigOpt, set_: SetOpt = None, run_dir: RunDirOpt = None) -> None:
+    """Supervised fine-tuning on demonstrations: `reinforge run` with `mode: sft`.
+
+    Re-running on an existing run directory resumes it.
+    """
+    run(config, [*(set_ or []), "mode=sft"], run_dir)
+
+
 def register(app: typer.Typer) -> None:
     """Add the commands of this module to ``app``."""
     app.command()(explore)
     app.command("eval")(evaluate)
     app.command()(run)
+    app.command()(sft)

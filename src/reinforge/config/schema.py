@@ -75,9 +75,10 @@ class ReinforgeConfig(StrictModel):
     project: str = "reinforge"
     name: str = "run"
     run_dir: str | None = Field(None, description="default: runs/PROJECT/NAME")
-    mode: Literal["both", "explore", "train", "bench", "eval"] = Field(
+    mode: Literal["both", "explore", "train", "bench", "eval", "sft"] = Field(
         "both",
-        description="both: explore+train in one process; explore/train: two processes sharing a buffer",
+        description="both: explore+train in one process; explore/train: two processes sharing "
+        "a buffer; sft: supervised fine-tuning on buffer.trainer_input.experience_buffer",
     )
     seed: int | None = Field(
         None,
@@ -101,6 +102,20 @@ class ReinforgeConfig(StrictModel):
     config_dir: str | None = Field(None, exclude=True)
     # dotted paths of values read from the environment (masked in what a run writes)
     secret_paths: list[str] = Field(default_factory=list, exclude=True)
+
+    @model_validator(mode="after")
+    def _sft_algorithm(self) -> ReinforgeConfig:
+        """``mode: sft`` trains the ``sft`` loss: the default algorithm becomes ``sft``,
+        and another one named explicitly is an error rather than silently replaced."""
+        if self.mode != "sft":
+            return self
+        if "algorithm" not in self.trainer.model_fields_set:
+            self.trainer.algorithm = "sft"
+        elif self.trainer.algorithm != "sft":
+            raise ValueError(
+                f"mode 'sft' trains with trainer.algorithm: sft, not '{self.trainer.algorithm}'"
+            )
+        return self
 
     @model_validator(mode="after")
     def _derive_seeds(self) -> ReinforgeConfig:

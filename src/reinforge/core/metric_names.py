@@ -53,6 +53,9 @@ POLICY_APPROX_KL_K1 = "policy/approx_kl_k1"
 POLICY_APPROX_KL_K3 = "policy/approx_kl_k3"
 POLICY_RATIO_MEAN = "policy/ratio_mean"
 SFT_LOSS = "sft/loss"
+#: the SFT term on demonstrations mixed into an RL step (``trainer.sft_aux``), unweighted
+SFT_AUX_LOSS = "sft_aux/loss"
+SFT_AUX_EXPERIENCES = "sft_aux/experiences"
 
 #: the engine's log-probs against the trainer's on the same weights: the importance
 #: ratio metrics of ``policy/`` computed with the sampler as π_old

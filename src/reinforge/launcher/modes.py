@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from reinforge.algorithms import resolve_algorithm
+from reinforge.buffer.sft_batches import SftBatches
 from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.core.explore_metric_names import (
     EXPLORE_EXPERIENCES,
@@ -32,14 +33,17 @@ from reinforge.core.explore_metric_names import (
     dropped_metric,
 )
 from reinforge.core.metric_names import TRAIN_STEP_TIME, TRAIN_SYNC_TIME
-from reinforge.launcher.session import RunSession
-from reinforge.trainer.checkpoint import (
-    CheckpointManager,
-    load_trainer,
-    policy_weights,
-    read_state,
-    save_trainer,
+from reinforge.launcher.demonstrations import load_aux_demonstrations
+from reinforge.launcher.run_trainer import (
+    RunInterrupted,
+    evaluate_run,
+    make_trainer,
+    run_checkpoints,
+    save_run_checkpoint,
 )
+from reinforge.launcher.session import RunSession
+from reinforge.launcher.sft_mode import run_sft
+from reinforge.trainer.checkpoint import policy_weights, read_state
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.weight_sync import CheckpointWeightSource, sync_in_process
@@ -55,7 +59,7 @@ def check_mode(cfg: ReinforgeConfig) -> None:
     An unknown algorithm name raises the registry's error, which lists the known ones.
     """
     mode = cfg.mode
-    trains = mode in ("both", "train")
+    trains = mode in ("both", "train", "sft")
     if (trains or mode == "bench") and not cfg.model.has_weights:
         what = "training" if trains else "evaluating checkpoints"
         raise ConfigError(
@@ -72,67 +76,19 @@ def check_mode(cfg: ReinforgeConfig) -> None:
             resolve_algorithm(cfg.trainer.algorithm, cfg.trainer.algorithm_args)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"trainer.algorithm: {exc}") from exc
+    if mode == "sft" and cfg.buffer.trainer_input.experience_buffer is None:
+        raise ConfigError(
+            "mode 'sft' needs buffer.trainer_input.experience_buffer (the demonstrations)"
+        )
+    if mode == "sft" and cfg.trainer.sft_aux is not None:
+        raise ConfigError(
+            "trainer.sft_aux mixes demonstrations into RL steps; mode 'sft' trains on "
+            "buffer.trainer_input.experience_buffer alone (remove trainer.sft_aux)"
+        )
     if mode in ("both", "explore", "train") and cfg.buffer.explorer_input.taskset is None:
         raise ConfigError(f"mode '{mode}' needs buffer.explorer_input.taskset")
     if mode == "bench" and not cfg.buffer.explorer_input.eval_tasksets:
         raise ConfigError("mode 'bench' needs buffer.explorer_input.eval_tasksets")
-
-
-def _checkpoints(session: RunSession) -> CheckpointManager:
-    return CheckpointManager(
-        session.cfg.checkpoint_dir, session.cfg.checkpoint.max_checkpoints_to_keep
-    )
-
-
-def _make_trainer(session: RunSession) -> tuple[Trainer, int]:
-    """A trainer, restored from the newest loadable checkpoint; returns it and its last trained step."""
-    if not session.cfg.model.has_weights:
-        engine = session.cfg.model.engine
-        raise ConfigError(
-            f"training needs model.engine: hf or vllm (the {engine} engine has no weights)"
-        )
-    trainer = Trainer(
-        session.model_dir,
-        session.cfg.trainer,
-        pad_token_id=session.explorer.engine.tokenizer.pad_token_id,
-    )
-    checkpoints = _checkpoints(session)
-    restored = checkpoints.load_latest(
-        lambda path, state: (load_trainer(trainer, path, state), state)[1]
-    )
-    if restored is None:
-        if checkpoints.list():  # never silently start over from the base weights
-            raise ConfigError(
-                f"none of the checkpoints in {checkpoints.root} could be loaded (see the "
-                "warnings above); move them aside to train from the base model again"
-            )
-        return trainer, 0
-    path, state = restored
-    session.reporter.info(
-        f"resuming the trainer from {path} (trained steps 1..{state.get('trained_step', 0)})"
-    )
-    return trainer, int(state.get("trained_step", 0))
-
-
-def _save(session: RunSession, trainer: Trainer, trained_step: int) -> None:
-    def write(folder):
-        return {**save_trainer(trainer, folder), "trained_step": trained_step}
-
-    _checkpoints(session).save(trainer.global_step, write)
-
-
-async def _evaluate(session: RunSession, step: int) -> dict[str, float]:
-    if not session.cfg.buffer.explorer_input.eval_tasksets:
-        return {}
-    return await session.explorer.evaluate(step)
-
-
-class RunInterrupted(Exception):
-    """The run was interrupted (Ctrl-C, SIGTERM) after saving what it had done."""
-
-    def __init__(self, step: int) -> None:
-        super().__init__(f"interrupted at step {step}; run the same command to resume")
-        self.step = step
 
 
 class NothingTrainedError(ConfigError):
@@ -202,7 +158,10 @@ def _refuse_if_nothing_trained(
     )
 
 
-def _train_on(session: RunSession, trainer: Trainer, step: int) -> StepResult:
+def _train_on(
+    session: RunSession, trainer: Trainer, step: int, demos: SftBatches | None
+) -> StepResult:
+    """Train on stored step ``step``, with its batch of ``trainer.sft_aux`` demonstrations."""
     exps = session.storage.read_batch(step)
     if not exps:
         logger.warning("step %d has no stored experiences; training skipped", step)
@@ -211,6 +170,7 @@ def _train_on(session: RunSession, trainer: Trainer, step: int) -> StepResult:
     return trainer.train_step(
         exps,
         on_micro_batch=lambda k, n: reporter.phase(f"training step {step}: micro-batch", k, n),
+        demonstrations=demos.batch(step) if demos is not None else None,
     )
 
 
@@ -218,8 +178,9 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     cfg = session.cfg
     explorer, storage, reporter = session.explorer, session.storage, session.reporter
     sync = cfg.synchronizer
-    trainer, trained = _make_trainer(session)
-    if trainer.model_version:
+    trainer, trained = make_trainer(session)
+    demos = load_aux_demonstrations(session)
+    if trainer.model_version:  # (model.init_from's weights are the engine's already)
         sync_in_process(trainer, explorer.engine)
     cursor = explorer.open_taskset()
     stored = storage.read_state("explorer")
@@ -233,7 +194,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
 
     async def evaluate(step: int) -> dict[str, float]:
         nonlocal evaluated
-        metrics = await _evaluate(session, step)
+        metrics = await evaluate_run(session, step)
         evaluated = ((step, trainer.model_version), metrics)
         return metrics
 
@@ -249,7 +210,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             step = trained + 1
             start = time.monotonic()
             reporter.phase(f"training step {step}")
-            result = _train_on(session, trainer, step)
+            result = _train_on(session, trainer, step, demos)
             metrics = {"step": step, **result.metrics}
             trained = step
             outcome["trained"] += 1
@@ -263,7 +224,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             save_every = cfg.checkpoint.save_interval
             if save_every and trained % save_every == 0:
                 reporter.phase("saving checkpoint")
-                _save(session, trainer, trained)
+                save_run_checkpoint(session, trainer, trained)
             reporter.step_done(metrics)
             last = metrics
 
@@ -282,13 +243,13 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         # Ctrl-C / SIGTERM: the step in flight is abandoned (nothing of it was
         # stored); what was trained is saved, so the same command resumes here
         reporter.finish()
-        _save(session, trainer, trained)
+        save_run_checkpoint(session, trainer, trained)
         raise RunInterrupted(trained) from None
     _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"], explored)
     if trainer.model_version != explorer.engine.model_version:
         reporter.phase("syncing weights")
         sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
-    _save(session, trainer, trained)
+    save_run_checkpoint(session, trainer, trained)
     if evaluated is not None and evaluated[0] == (cursor.step, trainer.model_version):
         final = evaluated[1]  # this policy was just evaluated at this step
     else:
@@ -301,7 +262,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     cfg = session.cfg
     explorer = session.explorer
     source = (
-        CheckpointWeightSource(_checkpoints(session), session.model_dir)
+        CheckpointWeightSource(run_checkpoints(session), session.model_dir)
         if cfg.model.has_weights
         else None
     )
@@ -313,7 +274,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
     session.storage.write([], {EXPLORER_DONE: None})  # running (again): not done
     try:
         if cfg.explorer.eval_on_start and cursor.step == 0:
-            await _evaluate(session, 0)
+            await evaluate_run(session, 0)
         while True:
             if (
                 source is not None
@@ -326,7 +287,7 @@ async def run_explore(session: RunSession) -> dict[str, Any]:
             if out is None:
                 break
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
-                await _evaluate(session, out.step)
+                await evaluate_run(session, out.step)
     except (KeyboardInterrupt, asyncio.CancelledError):
         # each step is stored with the cursor in one transaction: the step in
         # flight is abandoned, the same command continues after the last stored one
@@ -366,7 +327,8 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
     cfg = session.cfg
     started = time.time()
     planned = _planned_steps(session)
-    trainer, trained = _make_trainer(session)
+    trainer, trained = make_trainer(session)
+    demos = load_aux_demonstrations(session)
     session.reporter.plan(planned, trained)
     last: dict[str, Any] = {}
     try:
@@ -376,7 +338,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
             if trained < available:
                 step = trained + 1
                 session.reporter.phase(f"training step {step}")
-                last = {"step": step, **_train_on(session, trainer, step).metrics}
+                last = {"step": step, **_train_on(session, trainer, step, demos).metrics}
                 trained = step
                 every = min(
                     cfg.synchronizer.sync_interval,
@@ -384,7 +346,7 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
                 )
                 if trained % every == 0:
                     session.reporter.phase("saving checkpoint")
-                    _save(session, trainer, trained)
+                    save_run_checkpoint(session, trainer, trained)
                 session.reporter.step_done(last)
                 continue
             if trained >= planned or _explorer_finished(
@@ -395,9 +357,11 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
             await asyncio.sleep(poll_seconds)
     except (KeyboardInterrupt, asyncio.CancelledError):
         session.reporter.finish()
-        _save(session, trainer, trained)  # the step in flight is trained again on resume
+        save_run_checkpoint(
+            session, trainer, trained
+        )  # the step in flight is trained again on resume
         raise RunInterrupted(trained) from None
-    _save(session, trainer, trained)
+    save_run_checkpoint(session, trainer, trained)
     session.reporter.finish()
     return {**last, "steps": trained}
 
@@ -408,7 +372,7 @@ async def run_bench(session: RunSession) -> dict[str, Any]:
     A checkpoint whose weights cannot be loaded is skipped with a warning.
     """
     check_mode(session.cfg.model_copy(update={"mode": "bench"}))
-    checkpoints = _checkpoints(session).list()
+    checkpoints = run_checkpoints(session).list()
     if not checkpoints:
         raise FileNotFoundError(f"no checkpoints in {session.cfg.checkpoint_dir}")
     results: dict[str, Any] = {}
@@ -421,10 +385,18 @@ async def run_bench(session: RunSession) -> dict[str, Any]:
             session.reporter.warn(f"checkpoint {folder} skipped: {type(exc).__name__}: {exc}")
             continue
         session.explorer.engine.update_weights(weights, version=int(state["model_version"]))
-        results = await _evaluate(session, int(state.get("trained_step", state["step"])))
+        results = await evaluate_run(session, int(state.get("trained_step", state["step"])))
         evaluated += 1
     session.reporter.finish()
     return {**results, "checkpoints": evaluated}
 
 
-MODES = {"both": run_both, "explore": run_explore, "train": run_train, "bench": run_bench}
+MODES = {
+    "both": run_both,
+    "explore": run_explore,
+    "train": run_train,
+    "bench": run_bench,
+    "sft": run_sft,
+}
+
+__all__ = ["MODES", "NothingTrainedError", "RunInterrupted", "check_mode"]

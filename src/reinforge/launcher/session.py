@@ -133,6 +133,16 @@ def make_ray_scheduler(
     )
 
 
+def _start_from(engine: Any, init_from: str, model_dir: Path, has_weights: bool) -> None:
+    """Load ``model.init_from``'s weights into the engine, so that every command (run,
+    sft, explore, eval) samples with them until a checkpoint of this run replaces them."""
+    if not has_weights:
+        raise ConfigError("model.init_from needs model.engine: hf or vllm (weights to load)")
+    from reinforge.trainer.init_weights import init_weights
+
+    engine.update_weights(init_weights(init_from, model_dir), version=0)
+
+
 @dataclass
 class RunSession:
     cfg: ReinforgeConfig
@@ -168,6 +178,8 @@ class RunSession:
         reporter: ConsoleReporter | None = None
         storage: SQLiteExperienceStorage | None = None
         try:
+            if model.init_from:
+                _start_from(engine, model.init_from, model_dir, model.has_weights)
             auxiliary = AuxiliaryModels.from_configs(cfg.explorer.auxiliary_models, engine)
             run_dir = cfg.resolved_run_dir
             try:

@@ -75,6 +75,14 @@ class ModelConfig(StrictModel):
     """The policy: which weights, which engine, how long its outputs may be."""
 
     model_path: str = "smollm2-135m-instruct"
+    init_from: str | None = Field(
+        None,
+        description="start from another run's weights: a run directory (its newest "
+        "checkpoint), a checkpoints/step_N folder or an exported HF model directory "
+        "(relative to the current directory, like run_dir). The policy, the reference "
+        "model and the engine start from them; model_path still gives the architecture "
+        "and tokenizer, and the optimiser starts fresh. E.g. RL after `mode: sft`",
+    )
     engine: Literal["hf", "mock", "openai", "vllm"] = "hf"
     cache_dir: str | None = None
     max_response_tokens: int = Field(256, ge=1)

@@ -171,7 +171,7 @@ def read_state(path: Path) -> dict[str, Any]:
     return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
 
 
-def _load_weights(model_dir: Path) -> dict[str, torch.Tensor]:
+def load_weights(model_dir: Path) -> dict[str, torch.Tensor]:
     """The tensors of a HF model directory saved with safetensors (single file or shards)."""
     from safetensors.torch import load_file
 
@@ -218,7 +218,7 @@ def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
         weights = load_file(model_dir / "adapter_model.safetensors")
         own = get_peft_model_state_dict(trainer.model)
     else:
-        weights = _load_weights(model_dir)
+        weights = load_weights(model_dir)
         own = trainer.model.state_dict()
     missing = [k for k in own if k not in weights and "lm_head" not in k]  # lm_head: tied
     unexpected = [k for k in weights if k not in own]
@@ -253,7 +253,7 @@ def policy_weights(folder: Path, base_model_path: str | Path) -> dict[str, torch
     """The weights an inference engine needs to act as the policy saved in ``folder``."""
     state = read_state(folder)
     if not state.get("lora"):
-        return _load_weights(folder / "model")
+        return load_weights(folder / "model")
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 

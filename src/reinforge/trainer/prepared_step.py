@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -33,3 +33,6 @@ class PreparedStep:
     total_tokens: float
     #: the advantage estimator's metrics, named with the train/ prefix
     metrics: dict[str, float]
+    #: demonstrations for the auxiliary SFT term (``trainer.sft_aux``), collated per
+    #: micro-batch; empty when the step has none or the term's weight is 0
+    demo_batches: list[TrainBatch] = field(default_factory=list)

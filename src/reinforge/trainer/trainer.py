@@ -37,13 +37,15 @@ from reinforge.algorithms import (
     resolve_algorithm,
     truncated_is_weights,
 )
-from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES
+from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES, sft_loss
 from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
     LOSS,
     MAX_OVER_MICRO_BATCHES,
     MIN_OVER_MICRO_BATCHES,
+    SFT_AUX_EXPERIENCES,
+    SFT_AUX_LOSS,
     TRAIN_EXPERIENCES,
     TRAIN_GRAD_NORM,
     TRAIN_LR,
@@ -149,10 +151,12 @@ class Trainer:
         self,
         experiences: Sequence[Experience],
         on_micro_batch: Callable[[int, int], None] | None = None,
+        demonstrations: Sequence[Experience] | None = None,
     ) -> StepResult:
         """One optimiser step (``update_epochs`` passes) on ``experiences``: its metrics,
         and whether it was skipped (no usable experience, no weights changed).
-        ``on_micro_batch(k, n)`` is called after each of the ``n`` micro-batch passes."""
+        ``on_micro_batch(k, n)`` is called after each of the ``n`` micro-batch passes.
+        ``demonstrations`` add the SFT term of ``trainer.sft_aux`` to the step's loss."""
         start = time.monotonic()
         release_free_memory()  # what sampling and the last sync left behind
         exps, stale = self.usable_experiences(experiences)
@@ -160,7 +164,7 @@ class Trainer:
         if not exps:
             logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
             return StepResult.skip(metrics)
-        prepared = self.prepare(exps)
+        prepared = self.prepare(exps, demonstrations)
         metrics.update(prepared.metrics)
         metrics.update(self.update(prepared, on_micro_batch))
         self.global_step += 1
@@ -197,9 +201,12 @@ class Trainer:
         usable.sort(key=lambda e: len(e.tokens))
         return usable, stale
 
-    def prepare(self, exps: list[Experience]) -> PreparedStep:
+    def prepare(
+        self, exps: list[Experience], demonstrations: Sequence[Experience] | None = None
+    ) -> PreparedStep:
         """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, micro-batches and their
-        tensors, the reference's log-probs, and where π_old comes from."""
+        tensors, the reference's log-probs, and where π_old comes from; ``demonstrations``
+        are collated for the auxiliary SFT term."""
         spec = self.spec
         advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
         micro_batches = list(self._micro_batches(exps))
@@ -217,7 +224,22 @@ class Trainer:
             own_rows=list(torch.tensor(own).split(self.cfg.micro_batch_size)),
             total_tokens=float(sum(int(e.action_mask.sum()) for e in exps)),
             metrics=advantage_metrics,
+            demo_batches=self._demonstration_batches(demonstrations),
         )
+
+    def _demonstration_batches(self, demos: Sequence[Experience] | None) -> list[TrainBatch]:
+        if not demos:
+            return []
+        aux = self.cfg.sft_aux
+        if aux is None:
+            raise ValueError("demonstrations were given, but trainer.sft_aux is not set")
+        if aux.weight == 0:
+            return []  # exactly plain RL: not even a forward pass
+        usable = sorted(
+            (e for e in demos if e.response_length > 0 and bool(e.action_mask.any())),
+            key=lambda e: len(e.tokens),
+        )
+        return [collate(mb, self.pad_token_id) for mb in self._micro_batches(usable)]
 
     def _advantages(self, exps: list[Experience]) -> dict[str, float]:
         spec = self.spec
@@ -263,13 +285,37 @@ class Trainer:
                 release_free_memory()
                 if on_micro_batch is not None:
                     on_micro_batch(done, passes)
+            if step.demo_batches:
+                collected.setdefault(SFT_AUX_LOSS, []).append(
+                    self._demonstration_passes(step.demo_batches)
+                )
             grad_norm = self._optimizer_step()
             if not math.isfinite(grad_norm):
                 metrics[TRAIN_NONFINITE_GRAD] = 1.0
         self.scheduler.step()
         metrics.update({train_metric(k): _over_micro_batches(k, v) for k, v in collected.items()})
         metrics[TRAIN_GRAD_NORM] = grad_norm
+        if step.demo_batches:
+            count = sum(int(b.input_ids.shape[0]) for b in step.demo_batches)
+            metrics[train_metric(SFT_AUX_EXPERIENCES)] = float(count)
         return metrics
+
+    def _demonstration_passes(self, batches: list[TrainBatch]) -> float:
+        """Forward and backward of the auxiliary SFT term, ``weight x`` the token-mean
+        negative log-likelihood over all demonstration tokens; returns that mean."""
+        weight = self.cfg.sft_aux.weight if self.cfg.sft_aux is not None else 0.0
+        total = float(sum(int(b.loss_mask.sum()) for b in batches))
+        mean = 0.0
+        for batch in batches:
+            share = float(batch.loss_mask.sum()) / total
+            self._use_attention(self.model, batch)
+            with self._autocast():
+                logp, _ = token_logprobs(self.model, batch, only=batch.response_mask)
+            loss, _ = sft_loss(logp, None, None, batch.loss_mask)
+            (loss * (weight * share)).backward()
+            mean += float(loss.detach()) * share
+            release_free_memory()
+        return mean
 
     def _micro_batch_pass(
         self, step: PreparedStep, index: int, olds: list[torch.Tensor]

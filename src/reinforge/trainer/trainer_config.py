@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from reinforge.buffer.sft_dataset_config import SftDatasetConfig
 from reinforge.core.strict_model import StrictModel
 
 
@@ -25,6 +26,15 @@ class LoraSettings(StrictModel):
             "down_proj",
         ]
     )
+
+
+class SftAuxConfig(SftDatasetConfig):
+    """Demonstrations mixed into RL steps: an SFT loss term beside the policy loss."""
+
+    weight: float = Field(
+        0.1, ge=0, description="the SFT term's weight in the step's loss; 0 trains plain RL"
+    )
+    batch_size: int = Field(4, ge=1, description="demonstrations per RL step")
 
 
 class TrainerConfig(StrictModel):
@@ -72,6 +82,11 @@ class TrainerConfig(StrictModel):
         None,
         ge=0,
         description="drop experiences whose model_version is older than this many versions",
+    )
+    sft_aux: SftAuxConfig | None = Field(
+        None,
+        description="Trinity-RFT's auxiliary SFT buffer: every RL step also takes the SFT "
+        "loss of `batch_size` demonstrations, weighted by `weight`",
     )
     seed: int = 0
 

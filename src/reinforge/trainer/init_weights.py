@@ -1,0 +1,74 @@
+"""Starting a run from another run's weights (``model.init_from``), e.g. RL after SFT.
+
+The base model (``model.model_path``) still supplies the architecture and the
+tokenizer; ``init_from`` supplies the weights that the policy, the reference model
+(if any) and the engine start from. Only weights are taken: the optimiser, the
+schedule and the step count start fresh, since the new run trains another objective.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from reinforge.trainer.checkpoint import (
+    STATE_FILE,
+    CheckpointManager,
+    load_weights,
+    policy_weights,
+)
+
+
+def resolve_init_from(path: str | Path) -> Path:
+    """The folder whose weights ``path`` names: a checkpoint (``step_N``), the newest
+    checkpoint of a run directory, or a plain HF model directory (``reinforge export``)."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model.init_from: {folder} is not a directory")
+    if (folder / STATE_FILE).is_file():
+        return folder
+    checkpoints = CheckpointManager(folder / "checkpoints").list()
+    if checkpoints:
+        return checkpoints[-1]
+    if (folder / "model.safetensors").is_file() or (
+        folder / "model.safetensors.index.json"
+    ).is_file():
+        return folder
+    raise FileNotFoundError(
+        f"model.init_from: {folder} holds no checkpoint (state.json), no run directory "
+        "with checkpoints/step_N, and no HF model (model.safetensors)"
+    )
+
+
+def init_weights(path: str | Path, base_model_path: str | Path) -> dict[str, torch.Tensor]:
+    """The full (LoRA merged) policy weights that ``model.init_from: path`` names."""
+    folder = resolve_init_from(path)
+    if (folder / STATE_FILE).is_file():
+        return policy_weights(folder, base_model_path)
+    return load_weights(folder)
+
+
+def load_into(model: Any, weights: dict[str, torch.Tensor], what: str) -> None:
+    """Copy ``weights`` (base model names) into ``model``, a plain HF model or a LoRA
+    one (whose adapted layers keep the base weight as ``...base_layer.weight``).
+    Raises ValueError naming ``what`` if a weight has no place in the model."""
+    target = model.get_base_model() if hasattr(model, "peft_config") else model
+    own = target.state_dict()
+    renamed: dict[str, torch.Tensor] = {}
+    for name, tensor in weights.items():
+        module, _, leaf = name.rpartition(".")
+        place = name if name in own else f"{module}.base_layer.{leaf}"
+        if place not in own or own[place].shape != tensor.shape:
+            raise ValueError(f"{what}: the init_from weight {name} does not fit the base model")
+        renamed[place] = tensor
+    target.load_state_dict(renamed, strict=False)
+
+
+def apply_init_weights(trainer: Any, weights: dict[str, torch.Tensor]) -> None:
+    """Start the trainer's policy, and its reference model if it has one, from ``weights``."""
+    with torch.no_grad():
+        load_into(trainer.model, weights, "the policy")
+        if trainer.ref_model is not None:
+            load_into(trainer.ref_model, weights, "the reference model")
