@@ -1,5 +1,6 @@
 """Workflows: how the policy works on one task and how the outcome is scored."""
 
+from reinforge.workflows.calculator_agent import CalculatorAgentWorkflow
 from reinforge.workflows.envs import (
     FrozenLakeWorkflow,
     SciWorldWorkflow,
@@ -43,6 +44,7 @@ __all__ = [
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
+    "CalculatorAgentWorkflow",
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",
