@@ -110,8 +110,15 @@ class CalculatorAgentWorkflow(Workflow):
     def reset(self, task: Task) -> None:
         self.task = task
         row = task.raw_task or {}
-        question_key = task.format_args.prompt_key or "question"
-        answer_key = task.format_args.response_key or "answer"
+        # the taskset's format names the fields; rows written by examples/agent/make_data.py
+        # work without one (FormatConfig's defaults are "prompt" and "response")
+        question_key, answer_key = (
+            configured if configured in row else default
+            for configured, default in (
+                (task.format_args.prompt_key, "question"),
+                (task.format_args.response_key, "answer"),
+            )
+        )
         missing = [k for k in (question_key, answer_key) if k not in row]
         if missing:
             raise ValueError(
@@ -159,7 +166,11 @@ class CalculatorAgentWorkflow(Workflow):
                     run.answer = number
                 return run
             messages.append(
-                {"role": "assistant", "content": text, "tool_calls": [c.model_dump() for c in calls]}
+                {
+                    "role": "assistant",
+                    "content": text,
+                    "tool_calls": [c.model_dump() for c in calls],
+                }
             )
             for call in calls:
                 run.tool_calls += 1
@@ -167,7 +178,9 @@ class CalculatorAgentWorkflow(Workflow):
                 if not outcome.ok:
                     run.invalid_call = outcome.error
                     return run
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.result})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": outcome.result}
+                )
         run.no_answer = f"still calling tools after {self.max_turns} turns"
         return run
 
