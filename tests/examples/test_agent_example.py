@@ -91,3 +91,16 @@ def test_explore_config_runs_with_a_scripted_agent(tmp_path: Path) -> None:
     assert step["explore/workflow/used_tool/mean"] == 1.0
     assert step["explore/workflow/agent_turns/mean"] == 2.0
     assert step["explore/workflow/tool_call_invalid/mean"] == 0.0
+
+
+def test_grpo_config_loads_and_runs_the_same_agent() -> None:
+    from reinforge.config import load_config
+
+    cfg = load_config(EXAMPLE / "grpo.yaml")
+    assert cfg.mode == "both"
+    assert cfg.explorer.rollout_model.enable_history
+    assert cfg.explorer.rollout_model.history_shape == "conversation"
+    tasksets = [cfg.buffer.explorer_input.taskset, *cfg.buffer.explorer_input.eval_tasksets]
+    assert {t.default_workflow_type for t in tasksets} == {"calculator_agent_workflow"}
+    for taskset in tasksets:
+        assert (EXAMPLE / taskset.path).is_file()
