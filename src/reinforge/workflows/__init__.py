@@ -1,6 +1,7 @@
 """Workflows: how the policy works on one task and how the outcome is scored."""
 
 from reinforge.workflows.black_box_agent import BlackBoxAgentWorkflow
+from reinforge.workflows.calculator_agent import CalculatorAgentWorkflow
 from reinforge.workflows.envs import (
     FrozenLakeWorkflow,
     SciWorldWorkflow,
@@ -45,6 +46,7 @@ __all__ = [
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
     "BlackBoxAgentWorkflow",
+    "CalculatorAgentWorkflow",
     "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",
