@@ -49,7 +49,7 @@ class Explored:
 
 
 @pytest.fixture
-def explore(tmp_path: Path) -> Callable[..., Explored]:
+def explore(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Explored]:
     def run(
         workflow: str,
         replies: dict[str, str] | None,
@@ -61,6 +61,7 @@ def explore(tmp_path: Path) -> Callable[..., Explored]:
         plugins: list[str] = (),  # type: ignore[assignment]
         auxiliary_models: list[dict[str, Any]] | None = None,
     ) -> Explored:
+        tmp_path = tmp_path_factory.mktemp("explore")  # a fresh run per call
         with open(tmp_path / "tasks.jsonl", "w") as fh:
             for row in rows:
                 fh.write(json.dumps(row) + "\n")

@@ -60,8 +60,8 @@ def chat_model_over(
     ``openai.AsyncOpenAI``-like object with ``model_path``), without streaming, asking
     for log-probabilities when ``logprobs`` is set."""
     from agentscope.credential import OpenAICredential
-    from agentscope.model import OpenAIChatModel
 
+    OpenAIChatModel = policy_model_class()
     base_url = str(getattr(client, "base_url", "") or "http://reinforge.local/v1")
     chat_model = OpenAIChatModel(
         credential=OpenAICredential(api_key="in-process", base_url=base_url),
@@ -74,6 +74,40 @@ def chat_model_over(
     )
     chat_model.client = client  # replaces the client AgentScope built from the credential
     return chat_model
+
+
+_MODEL_CLASS: list[type] = []
+
+
+def policy_model_class() -> type:
+    """AgentScope's ``OpenAIChatModel``, made to ask only for the tool choices reinforge
+    serves (``auto``, ``none``).
+
+    When a ReAct agent reaches ``max_iters`` without its structured answer, AgentScope
+    forces the answer tool (``tool_choice`` naming it); reinforge's engines sample
+    freely and have no way to force a tool, so such a call is sent with ``auto`` and
+    the reminder AgentScope adds to the prompt asks for the tool instead. An agent
+    that still does not call it ends after AgentScope's grace iterations with its
+    "maximum iterations exceeded" reply.
+    """
+    if not _MODEL_CLASS:
+        from agentscope.model import OpenAIChatModel
+        from agentscope.tool import ToolChoice
+
+        class PolicyOpenAIChatModel(OpenAIChatModel):
+            async def __call__(
+                self,
+                messages: list[Any],
+                tools: list[dict] | None = None,
+                tool_choice: Any = None,
+                **kwargs: Any,
+            ) -> Any:
+                if tool_choice is not None and tool_choice.mode not in ("auto", "none"):
+                    tool_choice = ToolChoice(mode="auto", tools=tool_choice.tools)
+                return await super().__call__(messages, tools, tool_choice, **kwargs)
+
+        _MODEL_CLASS.append(PolicyOpenAIChatModel)
+    return _MODEL_CLASS[0]
 
 
 def policy_chat_model(model: Any, rollout_args: Mapping[str, Any] | Any) -> Any:
