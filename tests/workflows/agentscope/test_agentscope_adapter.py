@@ -107,3 +107,41 @@ def test_an_agent_that_raises_fails_its_task_and_the_run_goes_on(explore, tmp_pa
         assert out.experiences == []
         assert out.records and all(r.status == "failed" for r in out.records)
         assert all(reason in r.error for r in out.records), (reason, out.records[0].error)
+
+
+MODEL_JUDGE = """
+from agentscope.message import UserMsg
+
+from reinforge.workflows.agentscope import JudgeOutput
+
+
+async def judged_by_model(task, response, auxiliary_models):
+    judge = auxiliary_models["judge"]
+    verdict = await judge([UserMsg(name="user", content=f"Is {response} equal to {task['answer']}?")])
+    text = "".join(getattr(block, "text", "") for block in verdict.content)
+    return JudgeOutput(reward=float(text == "YES"), metrics={"judge_calls": 1})
+"""
+
+
+def test_v1_hands_the_judge_the_auxiliary_models_as_agentscope_models(
+    explore, tmp_path: Path
+) -> None:
+    (tmp_path / "model_judge.py").write_text(MODEL_JUDGE)
+    args = {
+        "workflow_func": "agentscope_math_agent.solve_v1",
+        "judge_func": "model_judge.judged_by_model",
+    }
+    judge = {"replies": {r"Is (-?\d+) equal to \1\?": "YES", ".": "NO"}}
+    out = explore(
+        "agentscope_workflow_adapter_v1",
+        REPLIES,
+        workflow_args=args,
+        plugins=[PLUGIN, str(tmp_path / "model_judge.py")],
+        auxiliary_models=[{"name": "judge", "engine": "mock", "mock": judge}],
+    )
+    assert out.exit_code == 0, out.output
+    assert all(r.status == "ok" for r in out.records), [r.error for r in out.records]
+    for question, exps in out.by_question().items():
+        assert {e.reward for e in exps} == {0.0 if "9 - 4" in question else 1.0}
+        # the judge's calls are not the policy's: no experience holds them
+        assert all("equal to" not in e.prompt_text for e in exps)

@@ -15,7 +15,6 @@ an error that says how to get it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -125,6 +124,8 @@ def auxiliary_chat_models(clients: list[Any]) -> dict[str, Any]:
     """One AgentScope chat model per auxiliary model, keyed by its config name
     (``explorer.auxiliary_models[].name``; ``auxiliary_model_<i>`` for a client
     without one). Their calls are not recorded: these models are not trained."""
+    import openai
+
     models: dict[str, Any] = {}
     for i, client in enumerate(clients):
         runtime = getattr(client, "auxiliary", None)
@@ -132,7 +133,7 @@ def auxiliary_chat_models(clients: list[Any]) -> dict[str, Any]:
         async_client = getattr(runtime, "async_client", None) or client
         if not hasattr(async_client, "model_path"):
             async_client.model_path = getattr(client, "model_path", name)
-        if not asyncio.iscoroutinefunction(async_client.chat.completions.create):
+        if isinstance(async_client, openai.OpenAI):  # a sync client without an async twin
             async_client = SyncClientAsAsync(async_client)
         models[name] = chat_model_over(async_client, logprobs=False)
     return models
