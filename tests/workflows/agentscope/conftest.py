@@ -60,6 +60,7 @@ def explore(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Explored]
         mock: dict[str, Any] | None = None,
         plugins: list[str] = (),  # type: ignore[assignment]
         auxiliary_models: list[dict[str, Any]] | None = None,
+        rollout_args: dict[str, Any] | None = None,
     ) -> Explored:
         tmp_path = tmp_path_factory.mktemp("explore")  # a fresh run per call
         with open(tmp_path / "tasks.jsonl", "w") as fh:
@@ -86,6 +87,7 @@ def explore(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Explored]
                         "repeat_times": repeat_times,
                         "default_workflow_type": workflow,
                         "workflow_args": workflow_args or {},
+                        "rollout_args": rollout_args or {},
                     }
                 },
             },

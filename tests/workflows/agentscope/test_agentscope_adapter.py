@@ -145,3 +145,20 @@ def test_v1_hands_the_judge_the_auxiliary_models_as_agentscope_models(
         assert {e.reward for e in exps} == {0.0 if "9 - 4" in question else 1.0}
         # the judge's calls are not the policy's: no experience holds them
         assert all("equal to" not in e.prompt_text for e in exps)
+
+
+def test_the_taskset_rollout_args_reach_the_policy(explore) -> None:
+    """``rollout_args.max_tokens`` travels as AgentScope's max_tokens parameter: every
+    reply is cut there."""
+    args = {"workflow_func": "agentscope_math_agent.solve"}
+    out = explore(
+        "agentscope_workflow_adapter",
+        REPLIES,
+        workflow_args=args,
+        plugins=[PLUGIN],
+        rollout_args={"max_tokens": 12},
+        repeat_times=1,
+    )
+    assert out.exit_code == 0, out.output
+    assert out.experiences and all(e.response_length <= 12 for e in out.experiences)
+    assert {e.truncate_status for e in out.experiences} == {"response_truncated"}
