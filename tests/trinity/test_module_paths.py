@@ -7,7 +7,11 @@ import importlib
 import pytest
 
 IMPORTS = {
-    "reinforge.trinity.common.workflows": ["WORKFLOWS", "Workflow", "SimpleWorkflow", "Task"],
+    "reinforge.trinity.common.workflows": [
+        "WORKFLOWS", "Workflow", "SimpleWorkflow", "Task", "AgentScopeWorkflowAdapter",
+        "AgentScopeReActWorkflow", "AgentScopeReactMathWorkflow", "AgentScopeV0ReactMathWorkflow",
+        "AgentScopeV1ReactSearchWorkflow",
+    ],
     "reinforge.trinity.common.workflows.workflow": [
         "WORKFLOWS", "Workflow", "SimpleWorkflow", "MultiTurnWorkflow", "Task",
     ],
@@ -17,6 +21,21 @@ IMPORTS = {
     "reinforge.trinity.common.workflows.customized_math_workflows": ["MathBoxedWorkflow"],
     "reinforge.trinity.common.workflows.math_workflows": ["MathWorkflow"],
     "reinforge.trinity.common.workflows.envs.frozen_lake.workflow": ["FrozenLakeWorkflow"],
+    "reinforge.trinity.common.workflows.agentscope_workflow": [
+        "AgentScopeWorkflowAdapter", "AgentScopeWorkflowAdapterV1", "WorkflowOutput", "JudgeOutput",
+    ],
+    "reinforge.trinity.common.workflows.agentscope.react.react_workflow": [
+        "AgentScopeReActWorkflow",
+    ],
+    "reinforge.trinity.common.workflows.envs.agentscope.agentscopev1_react_workflow": [
+        "AgentScopeReactMathWorkflow",
+    ],
+    "reinforge.trinity.common.workflows.envs.agentscope.agentscopev0_react_workflow": [
+        "AgentScopeV0ReactMathWorkflow",
+    ],
+    "reinforge.trinity.common.workflows.envs.agentscope.agentscopev1_search_workflow": [
+        "AgentScopeV1ReactSearchWorkflow",
+    ],
     "reinforge.trinity.common.experience": ["Experience", "group_by"],
     "reinforge.trinity.common.models.model": ["ModelWrapper"],
     "reinforge.trinity.common.config": ["FormatConfig", "GenerationConfig", "InferenceModelConfig"],

@@ -1,5 +1,13 @@
 """Workflows: how the policy works on one task and how the outcome is scored."""
 
+from reinforge.workflows.agentscope import (
+    AgentScopeReactMathWorkflow,
+    AgentScopeReActWorkflow,
+    AgentScopeV0ReactMathWorkflow,
+    AgentScopeV1ReactSearchWorkflow,
+    AgentScopeWorkflowAdapter,
+    AgentScopeWorkflowAdapterV1,
+)
 from reinforge.workflows.black_box_agent import BlackBoxAgentWorkflow
 from reinforge.workflows.calculator_agent import CalculatorAgentWorkflow
 from reinforge.workflows.envs import (
@@ -36,6 +44,12 @@ from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 __all__ = [
     "WORKFLOWS",
+    "AgentScopeReActWorkflow",
+    "AgentScopeReactMathWorkflow",
+    "AgentScopeV0ReactMathWorkflow",
+    "AgentScopeV1ReactSearchWorkflow",
+    "AgentScopeWorkflowAdapter",
+    "AgentScopeWorkflowAdapterV1",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathRMWorkflow",

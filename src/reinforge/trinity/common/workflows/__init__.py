@@ -4,6 +4,12 @@ from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
 from reinforge.workflows import (
     WORKFLOWS,
+    AgentScopeReactMathWorkflow,
+    AgentScopeReActWorkflow,
+    AgentScopeV0ReactMathWorkflow,
+    AgentScopeV1ReactSearchWorkflow,
+    AgentScopeWorkflowAdapter,
+    AgentScopeWorkflowAdapterV1,
     AsyncMathBoxedWorkflow,
     AsyncMathEvalWorkflow,
     AsyncMathRMWorkflow,
@@ -34,6 +40,12 @@ from reinforge.workflows.envs import EmailSearchWorkflow
 
 __all__ = [
     "WORKFLOWS",
+    "AgentScopeReActWorkflow",
+    "AgentScopeReactMathWorkflow",
+    "AgentScopeV0ReactMathWorkflow",
+    "AgentScopeV1ReactSearchWorkflow",
+    "AgentScopeWorkflowAdapter",
+    "AgentScopeWorkflowAdapterV1",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathRMWorkflow",
