@@ -104,10 +104,13 @@ def test_sparse_reward_and_a_row_goal() -> None:
     assert exps[0].info["session_id"] is None and exps[0].reward == pytest.approx(-0.1)
 
 
-def test_context_full_ends_the_episode(shopper) -> None:
-    (exp,) = _run("webshop_workflow", shopper("buy_target"), max_model_len=2600)
-    assert exp.info["termination_reason"] == "max_prompt_length_exceeded"
-    assert exp.metrics["context_full"] == 1.0 and exp.reward == pytest.approx(-0.1)
+@pytest.mark.parametrize("workflow", ["webshop_workflow", "step_wise_webshop_workflow"])
+def test_context_full_ends_the_episode(shopper, workflow: str) -> None:
+    exps = _run(workflow, shopper("buy_target"), max_model_len=2600)
+    assert len(exps) >= 1 and exps[0].metrics["env_steps"] < 5  # cut before buying
+    for exp in exps:
+        assert exp.info["termination_reason"] == "max_prompt_length_exceeded"
+        assert exp.metrics["context_full"] == 1.0 and exp.reward == pytest.approx(-0.1)
 
 
 def test_step_wise_gives_one_experience_per_step_with_state_hashes(shopper) -> None:

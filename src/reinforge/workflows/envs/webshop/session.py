@@ -50,6 +50,7 @@ class WebShopSession:
         self.done = False
         self.env_reward = 0.0
         self.reason: TerminationReason | None = None
+        self.last_turn: Any = None  # the last recorded model call, for the context check
         #: the catalogue env's breakdown of the purchase's reward (None for other envs)
         self.purchase: Any = None
 
@@ -105,10 +106,8 @@ class WebShopSession:
     # ---- the agent ---------------------------------------------------------------------
 
     def _context_full(self) -> bool:
-        turns = self.model.extract_experience_from_history(clear_history=False, shape="turn")
-        last = turns[-1] if turns else None
         pending = self.messages[-1]["content"]
-        return context_full(self.model, last, self.rollout_args.max_tokens, pending)
+        return context_full(self.model, self.last_turn, self.rollout_args.max_tokens, pending)
 
     async def _reply(self) -> str:
         args = self.rollout_args
@@ -119,6 +118,9 @@ class WebShopSession:
             top_p=args.top_p,
             max_tokens=args.max_tokens,
         )
+        # the turn just recorded (read before a step-wise workflow takes the history)
+        turns = self.model.extract_experience_from_history(clear_history=False, shape="turn")
+        self.last_turn = turns[-1] if turns else self.last_turn
         return response.choices[0].message.content or ""
 
     async def act(self) -> bool:
