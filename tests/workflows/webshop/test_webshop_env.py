@@ -129,3 +129,25 @@ def test_make_env_kinds(tmp_path: Path) -> None:
         make_env("nonsense")
     with pytest.raises(ValueError, match="catalogue_dir"):
         make_env("catalogue", num_products=3)
+
+
+def test_the_real_webshop_is_made_through_gym(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``env: web_agent_site`` asks gym for WebShop's text env as Trinity-RFT does."""
+    import sys
+    import types
+
+    made: list[tuple[str, dict]] = []
+    gym = types.ModuleType("gym")
+    gym.make = lambda name, **kwargs: made.append((name, kwargs)) or "real-env"  # type: ignore[attr-defined]
+    site = types.ModuleType("web_agent_site")
+    envs = types.ModuleType("web_agent_site.envs")
+    monkeypatch.setitem(sys.modules, "gym", gym)
+    monkeypatch.setitem(sys.modules, "web_agent_site", site)
+    monkeypatch.setitem(sys.modules, "web_agent_site.envs", envs)
+    assert make_env("web_agent_site", num_products=1000) == "real-env"
+    assert made == [
+        (
+            "WebAgentTextEnv-v0",
+            {"observation_mode": "text_rich", "num_products": 1000, "human_goals": True},
+        )
+    ]
