@@ -156,10 +156,11 @@ def test_a_row_without_a_goal_is_refused() -> None:
     with pytest.raises(ValueError, match="names no WebShop goal"):
         task.to_workflow(_model(None))
     # as in Trinity-RFT, the row's prompt text may be the goal number
-    desc = Task(
-        workflow="webshop_workflow", raw_task={"id": "7"}, format_args=FormatConfig(prompt_key="id")
-    )
+    fmt = FormatConfig(prompt_key="id")
+    desc = Task(workflow="webshop_workflow", raw_task={"id": "7"}, format_args=fmt)
     assert desc.to_workflow(_model(None)).settings.session_id == 7
+    number = Task(workflow="webshop_workflow", raw_task={"id": 8}, format_args=fmt)
+    assert number.to_workflow(_model(None)).settings.session_id == 8
 
 
 # ---- bad input through the runner: the task fails with the reason, the run goes on ----------

@@ -76,7 +76,8 @@ def _as_int(value: Any, task: Task) -> int:
 
 
 def _session_from_text(task: Task) -> int:
-    text = (task.task_desc or "").strip()
+    desc = task.task_desc
+    text = "" if desc is None else str(desc).strip()
     if text.isdigit():
         return int(text)
     raise ValueError(
