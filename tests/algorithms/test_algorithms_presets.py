@@ -27,6 +27,7 @@ PRESETS = [
     "sft",
     "multi_step_grpo",
     "step_wise_grpo",
+    "gigpo",
 ]
 
 

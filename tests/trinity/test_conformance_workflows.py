@@ -9,7 +9,6 @@ naming them fails at import; docs/migrating.md lists them too):
 
 * ``AlfworldWorkflow``, ``StepWiseAlfworldWorkflow``, ``RAFTAlfworldWorkflow``,
   ``RAFTReflectAlfworldWorkflow`` (ALFWorld, issue 21);
-* ``WebShopWorkflow`` (WebShop, issue 21);
 * ``AgentScopeV0ReactMathWorkflow``, ``AgentScopeReactMathWorkflow``,
   ``AgentScopeV1ReactSearchWorkflow``, ``AgentScopeReActWorkflow``,
   ``AgentScopeWorkflowAdapter`` (AgentScope, issue 22);

@@ -21,6 +21,9 @@ IMPORTS = {
     "reinforge.trinity.common.workflows.customized_math_workflows": ["MathBoxedWorkflow"],
     "reinforge.trinity.common.workflows.math_workflows": ["MathWorkflow"],
     "reinforge.trinity.common.workflows.envs.frozen_lake.workflow": ["FrozenLakeWorkflow"],
+    "reinforge.trinity.common.workflows.envs.webshop.webshop_workflow": [
+        "WebShopWorkflow", "parse_action", "validate_action",
+    ],
     "reinforge.trinity.common.workflows.agentscope_workflow": [
         "AgentScopeWorkflowAdapter", "AgentScopeWorkflowAdapterV1", "WorkflowOutput", "JudgeOutput",
     ],

@@ -247,6 +247,10 @@ def test_step_wise_variant_gives_one_experience_per_move() -> None:
     assert all(e.metrics["success"] == 1.0 for e in exps)
     assert all(e.metrics["actual_env_steps"] == len(moves) + 1 for e in exps)
     assert all(e.experience_type == "single_turn" for e in exps)  # one reply each
+    # each move carries the hash of the board it was made on (for gigpo): the invalid
+    # first reply left the player in place, so moves 0 and 1 share a board
+    hashes = [e.info["state_hash"] for e in exps]
+    assert hashes[0] == hashes[1] and len(set(hashes)) == len(moves)
     # every step's prompt holds the earlier steps' exact tokens
     for before, after in itertools.pairwise(exps):
         assert after.tokens[: len(before.tokens)].tolist() == before.tokens.tolist()

@@ -5,7 +5,9 @@ Layering: imports only ``reinforge.core`` (plus torch/numpy).
 """
 
 from reinforge.algorithms.advantage import (
+    gigpo_advantage,
     grpo_advantage,
+    multi_step_grpo_advantage,
     opmd_advantage,
     reinforce_advantage,
     reinforce_plus_plus_advantage,
@@ -60,6 +62,7 @@ __all__ = [
     "discounted_returns",
     "entropy_bonus",
     "entropy_from_logits",
+    "gigpo_advantage",
     "grpo_advantage",
     "gspo_policy_loss",
     "kl_loss_term",
@@ -69,6 +72,7 @@ __all__ = [
     "masked_sum",
     "masked_var",
     "masked_whiten",
+    "multi_step_grpo_advantage",
     "opmd_advantage",
     "opmd_policy_loss",
     "ppo_policy_loss",

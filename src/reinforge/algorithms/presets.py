@@ -10,12 +10,15 @@
 | cispo                 | grpo                | cispo 1.0/0.28   | none                       | token-mean          |
 | opmd                  | opmd τ=1            | opmd τ=1         | none                       | token-mean          |
 | sft                   | none                | sft              | none                       | token-mean          |
-| multi_step_grpo       | step_wise_grpo run  | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
+| multi_step_grpo       | multi_step_grpo     | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
 | step_wise_grpo        | step_wise_grpo step | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
+| gigpo                 | gigpo γ=0.95 run    | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
 
 ``multi_step_grpo`` (Trinity-RFT's name) scores each run by its last step's reward,
 for workflows that propagate one outcome to every step; ``step_wise_grpo`` uses every
-step's own reward (reward-to-go, γ = 1), for ``StepWiseRewardWorkflow``s. KL loss
+step's own reward (reward-to-go, γ = 1), for ``StepWiseRewardWorkflow``s. ``gigpo``
+adds to the run-level advantage a step-level one among steps taken from the same
+environment state (``info["state_hash"]``, set by step-wise workflows). KL loss
 settings follow verl's GRPO examples; DAPO's dynamic sampling and overlong
 reward shaping are data/reward-side and not part of the spec. There is no ``ppo``
 preset: it needs a critic (see ``reinforge.algorithms.gae``).
@@ -81,8 +84,8 @@ _PRESETS: dict[str, AlgorithmSpec] = {
     "sft": AlgorithmSpec(advantage_fn="none", policy_loss_fn="sft"),
     # multi-step agent runs (one experience per step, eid.step set)
     "multi_step_grpo": AlgorithmSpec(
-        advantage_fn="step_wise_grpo",
-        advantage_args={"reward_mode": "run", "std_normalize": True},
+        advantage_fn="multi_step_grpo",
+        advantage_args={"std_normalize": True},
         policy_loss_fn="ppo",
         policy_loss_args=_PPO_CLIP,
         **_GRPO_KL,
@@ -90,6 +93,18 @@ _PRESETS: dict[str, AlgorithmSpec] = {
     "step_wise_grpo": AlgorithmSpec(
         advantage_fn="step_wise_grpo",
         advantage_args={"reward_mode": "step", "gamma": 1.0, "std_normalize": True},
+        policy_loss_fn="ppo",
+        policy_loss_args=_PPO_CLIP,
+        **_GRPO_KL,
+    ),
+    "gigpo": AlgorithmSpec(
+        advantage_fn="gigpo",
+        advantage_args={
+            "gamma": 0.95,
+            "step_advantage_weight": 1.0,
+            "reward_mode": "run",
+            "std_normalize": True,
+        },
         policy_loss_fn="ppo",
         policy_loss_args=_PPO_CLIP,
         **_GRPO_KL,

@@ -102,3 +102,12 @@ GROUP_FLAT_FRACTION = "group/flat_fraction"
 BASELINE_VALUE = "baseline/value"
 RUN_COUNT = "run/count"
 RUN_STEPS_MEAN = "run/steps_mean"
+# GiGPO: its two advantage levels and the anchor-state groups of the step level
+EPISODE_ADVANTAGE = "episode_advantage"
+STEP_ADVANTAGE = "step_advantage"
+ANCHOR_GROUP_COUNT = "anchor/group_count"
+ANCHOR_GROUP_SIZE_MEAN = "anchor/group_size_mean"
+#: share of steps that shared their state with no other step of their task (step advantage 0)
+ANCHOR_SINGLETON_FRACTION = "anchor/singleton_fraction"
+#: share of steps that carried no ``info["state_hash"]``
+ANCHOR_MISSING_FRACTION = "anchor/missing_fraction"

@@ -41,7 +41,7 @@ class TrainerConfig(StrictModel):
     algorithm: str = Field(
         "grpo",
         description="preset: grpo, dapo, gspo, rloo, reinforce_plus_plus, cispo, opmd, sft, "
-        "multi_step_grpo, step_wise_grpo",
+        "multi_step_grpo, step_wise_grpo, gigpo",
     )
     algorithm_args: dict[str, Any] = Field(
         default_factory=dict,

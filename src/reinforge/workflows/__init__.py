@@ -14,6 +14,8 @@ from reinforge.workflows.envs import (
     FrozenLakeWorkflow,
     SciWorldWorkflow,
     StepWiseFrozenLakeWorkflow,
+    StepWiseWebShopWorkflow,
+    WebShopWorkflow,
 )
 from reinforge.workflows.judged import (
     AsyncMathRMWorkflow,
@@ -75,6 +77,8 @@ __all__ = [
     "SimpleWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
+    "StepWiseWebShopWorkflow",
     "ToolCallWorkflow",
+    "WebShopWorkflow",
     "Workflow",
 ]

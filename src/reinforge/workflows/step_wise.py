@@ -16,6 +16,10 @@ Two ways to assign rewards, as in Trinity-RFT:
   experiences of the run; every step gets that outcome (train with
   ``multi_step_grpo``).
 
+A step that calls ``mark_state(observation)`` (the text of the environment state it
+acts in) gets ``info["state_hash"]`` on its experiences: the key by which ``gigpo``
+compares steps taken from the same state.
+
 Both need the rollout model's history (``explorer.rollout_model.enable_history:
 true``); they produce one run per call, so ``can_repeat`` stays False and the
 explorer runs them ``repeat_times`` times.
@@ -27,6 +31,7 @@ import abc
 from typing import Any
 
 from reinforge.core import Experience, Task
+from reinforge.core.state_hash import STATE_HASH, state_hash
 from reinforge.workflows.workflow import Workflow
 
 HISTORY_CONFIG_KEY = "explorer.rollout_model.enable_history"
@@ -78,11 +83,17 @@ class _StepLoop(Workflow, abc.ABC):
         self.client: Any = (
             openai_client(model, self._client_method, name) if use_openai_client else None
         )
+        self._state_hash: str | None = None
 
     @property
     @abc.abstractmethod
     def max_step_num(self) -> int:
         """The most steps one run may take."""
+
+    def mark_state(self, observation: str) -> None:
+        """Say which environment state the current step acts in (its observation text);
+        the step's experiences get its hash in ``info["state_hash"]``."""
+        self._state_hash = state_hash(observation)
 
     def _begin(self) -> None:
         # Calls made before the run (or by an earlier, failed attempt on this model)
@@ -94,6 +105,9 @@ class _StepLoop(Workflow, abc.ABC):
         exps = self.model.extract_experience_from_history()
         for exp in exps:
             exp.eid.step = step_num
+            if self._state_hash is not None:
+                exp.info[STATE_HASH] = self._state_hash
+        self._state_hash = None
         return exps
 
     @abc.abstractmethod

@@ -24,6 +24,25 @@ def group_indices(exps: Sequence[Experience], id_type: str = "task") -> list[lis
     return list(groups.values())
 
 
+def run_indices(exps: Sequence[Experience], task_idx: Sequence[int]) -> list[list[int]]:
+    """The indices ``task_idx`` of one task split by run (``eid.rid``), each run
+    ordered by ``eid.step`` (stable), runs in first-seen order."""
+    runs: dict[str, list[int]] = {}
+    for i in task_idx:
+        runs.setdefault(exps[i].eid.rid, []).append(i)
+    return [sorted(idx, key=lambda i: exps[i].eid.step) for idx in runs.values()]
+
+
+def run_step_returns(rewards: Sequence[float], gamma: float) -> list[float]:
+    """``G_t = r_t + gamma * G_{t+1}`` for every step of one run (``G`` after the end is 0)."""
+    out = [0.0] * len(rewards)
+    running = 0.0
+    for t in reversed(range(len(rewards))):
+        running = rewards[t] + gamma * running
+        out[t] = running
+    return out
+
+
 def action_mask_f(exp: Experience) -> torch.Tensor:
     """The response's action mask as float32 (1 = token sampled by the policy)."""
     return exp.action_mask.to(torch.float32)

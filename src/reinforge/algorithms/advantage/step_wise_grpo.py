@@ -33,6 +33,8 @@ from reinforge.algorithms.advantage.common import (
     group_indices,
     group_normalise,
     outcome_reward,
+    run_indices,
+    run_step_returns,
     set_outcome_advantage,
     summary,
 )
@@ -41,23 +43,6 @@ from reinforge.core import Experience
 from reinforge.core.metric_names import ADVANTAGE, GROUP_COUNT, RETURN, RUN_COUNT, RUN_STEPS_MEAN
 
 REWARD_MODES = ("run", "step")
-
-
-def _runs(exps: Sequence[Experience], task_idx: list[int]) -> list[list[int]]:
-    """Indices of each run of a task, ordered by ``eid.step`` (stable)."""
-    runs: dict[str, list[int]] = {}
-    for i in task_idx:
-        runs.setdefault(exps[i].eid.rid, []).append(i)
-    return [sorted(idx, key=lambda i: exps[i].eid.step) for idx in runs.values()]
-
-
-def _step_returns(rewards: list[float], gamma: float) -> list[float]:
-    out = [0.0] * len(rewards)
-    running = 0.0
-    for t in reversed(range(len(rewards))):
-        running = rewards[t] + gamma * running
-        out[t] = running
-    return out
 
 
 @ADVANTAGE_FNS.register_module("step_wise_grpo")
@@ -78,7 +63,7 @@ def step_wise_grpo_advantage(
     task_groups = group_indices(exps, "task")
     n_runs = 0
     for task_idx in task_groups:
-        runs = _runs(exps, task_idx)
+        runs = run_indices(exps, task_idx)
         n_runs += len(runs)
         if reward_mode == "run":
             run_returns = torch.tensor([outcome_reward(exps[r[-1]]) for r in runs])
@@ -91,7 +76,7 @@ def step_wise_grpo_advantage(
             g = [
                 ret
                 for run in runs
-                for ret in _step_returns(
+                for ret in run_step_returns(
                     [0.0 if exps[i].reward is None else float(exps[i].reward) for i in run], gamma
                 )
             ]

@@ -7,7 +7,8 @@ masked out) with reward 1 if the goal was reached, else 0.
 ``step_wise_frozen_lake_workflow``: the same game as a ``StepWiseRewardWorkflow``:
 one experience per move (``eid.step``), rewarded with that move's environment
 reward plus ``invalid_action_penalty`` for an unparseable reply; train it with the
-``step_wise_grpo`` algorithm. Needs ``explorer.rollout_model.enable_history``.
+``step_wise_grpo`` algorithm (or ``gigpo``: each move's experience carries
+``info["state_hash"]``, the hash of the board it was made on). Needs ``explorer.rollout_model.enable_history``.
 
 Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 ``size`` (4), ``p`` (0.8, chance of a frozen tile), ``seed`` (42), ``is_slippery``
@@ -185,6 +186,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
         return frozen_lake_env.parse_action(reply)
 
     def step(self, step_num: int) -> bool:
+        self.mark_state(self.env.render())  # the board this move is made on (for gigpo)
         pending = self.messages[-1]["content"]
         if context_full(self.model, self._last_turn, self.task.rollout_args.max_tokens, pending):
             self.stats.context_full = True

@@ -34,6 +34,7 @@ from reinforge.workflows import (
     StepWiseFrozenLakeWorkflow,
     StepWiseRewardWorkflow,
     ToolCallWorkflow,
+    WebShopWorkflow,
     Workflow,
 )
 from reinforge.workflows.envs import EmailSearchWorkflow
@@ -74,5 +75,6 @@ __all__ = [
     "StepWiseRewardWorkflow",
     "Task",
     "ToolCallWorkflow",
+    "WebShopWorkflow",
     "Workflow",
 ]
