@@ -96,6 +96,9 @@ class InferenceEngine(ABC):
     tokenizer: Any
     #: longest prompt + response the engine accepts
     max_model_len: int = 4096
+    #: the vision-language model's processor (images -> ids and model inputs); None for a
+    #: text-only model or an engine that takes no images
+    processor: Any = None
 
     def __init__(self) -> None:
         self._model_version = 0
@@ -107,6 +110,22 @@ class InferenceEngine(ABC):
     @abstractmethod
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         """Queue a request; the future resolves to ``params.n`` completions."""
+
+    def submit_multimodal(
+        self,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        multi_modal_inputs: dict[str, Any],
+    ) -> Future[list[Completion]]:
+        """Queue a request whose prompt has images: ``prompt_ids`` are the processor's
+        expanded ids, ``multi_modal_inputs`` its other tensors (``pixel_values``...).
+        Engines that cannot take them fail the future with a ``ValueError``."""
+        return failed_future(
+            ValueError(
+                f"the {type(self).__name__} engine does not take images "
+                "(multimodal prompts need engine: hf with a vision-language model)"
+            )
+        )
 
     @abstractmethod
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
