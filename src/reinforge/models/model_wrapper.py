@@ -35,7 +35,9 @@ from reinforge.models.wrapper.inference_config import (
     engine_type,
     weights_folder,
 )
+from reinforge.models.vision import has_media
 from reinforge.models.wrapper.messages import tools_key, validate_messages
+from reinforge.models.wrapper.multimodal_chat import multimodal_prompt
 from reinforge.models.wrapper.openai_access import openai_builders
 from reinforge.models.wrapper.requests import RequestTracker
 from reinforge.models.wrapper.retokenized import (
@@ -187,10 +189,25 @@ class ModelWrapper:
         messages = validate_messages(messages)
         params = self.sampling_params(**kwargs)
         key = tools_key(tools)
+        if has_media(messages):
+            return self._submit_multimodal_chat(messages, tools, params, key)
         text, ids, parent = self._chat_prompts.prompt(messages, tools, key)
         self._check_length(ids, parent)
         fut = self._requests.track(self.engine.submit, ids, params)
         return fut, SentPrompt(ids, text, params, messages, tools, parent, key)
+
+    def _submit_multimodal_chat(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None, params: Any, key: str
+    ) -> tuple[Future, SentPrompt]:
+        """A chat with images: the processor renders and expands the prompt; the
+        experience keeps its image tensors (no turn bridging for these chats)."""
+        prompt, recorded = multimodal_prompt(
+            self.engine, self.model_name, messages, self.chat_template
+        )
+        self._check_length(prompt.ids, None)
+        fut = self._requests.track(self.engine.submit_multimodal, prompt.ids, params, prompt.inputs)
+        sent = SentPrompt(prompt.ids, prompt.text, params, recorded, tools, None, key, prompt.inputs)
+        return fut, sent
 
     def _submit_generate(
         self, prompts: list[str] | list[list[int]], kwargs: dict[str, Any]
@@ -212,7 +229,8 @@ class ModelWrapper:
     def _experiences(self, sent: SentPrompt, completions: list[Any]) -> list[Experience]:
         if self._builder is None:
             self._builder = ExperienceBuilder(self.tokenizer)
-        turns = self.turns if sent.messages is not None else None
+        chat = sent.messages is not None and sent.multi_modal_inputs is None
+        turns = self.turns if chat else None
         out = self._builder.build(sent, completions, self.model_version, turns)
         if self.enable_history:
             with self._history_lock:
