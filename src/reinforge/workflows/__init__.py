@@ -32,6 +32,7 @@ from reinforge.workflows.math import (
     MathWorkflow,
 )
 from reinforge.workflows.multi_turn import MultiTurnWorkflow
+from reinforge.workflows.multimodal import AsyncSimpleMMWorkflow, SimpleMMWorkflow
 from reinforge.workflows.simple import AsyncSimpleWorkflow, BaseSimpleWorkflow, SimpleWorkflow
 from reinforge.workflows.step_wise import (
     AsyncRewardPropagationWorkflow,
@@ -56,6 +57,7 @@ __all__ = [
     "AsyncMathRULERWorkflow",
     "AsyncMathWorkflow",
     "AsyncRewardPropagationWorkflow",
+    "AsyncSimpleMMWorkflow",
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
@@ -72,6 +74,7 @@ __all__ = [
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
     "SciWorldWorkflow",
+    "SimpleMMWorkflow",
     "SimpleWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
