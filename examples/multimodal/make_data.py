@@ -25,7 +25,10 @@ QUESTION = "<image>How many circles are in the image?"
 def _free_spot(rng: random.Random, taken: list[tuple[int, int]], radius: int) -> tuple[int, int]:
     """A centre at least ``2 * radius + 2`` pixels from every shape drawn so far."""
     for _ in range(200):
-        x, y = rng.randint(radius + 1, SIZE - radius - 2), rng.randint(radius + 1, SIZE - radius - 2)
+        x, y = (
+            rng.randint(radius + 1, SIZE - radius - 2),
+            rng.randint(radius + 1, SIZE - radius - 2),
+        )
         if all((x - a) ** 2 + (y - b) ** 2 > (2 * radius + 2) ** 2 for a, b in taken):
             return x, y
     raise RuntimeError("no room left for another shape")

@@ -90,7 +90,8 @@ def test_grpo_on_images_reproduces_sampling_logprobs(
         storage.close()
     assert len(exps) == 2 * 2 * 4  # steps x tasks x repeats
     assert {e.reward for e in exps} == {0.0, 1.0}
-    rows = {json.loads(line)["image"]: json.loads(line) for line in open(DATA / "train.jsonl")}
+    lines = (DATA / "train.jsonl").read_text().splitlines()
+    rows = {row["image"]: row for row in map(json.loads, lines)}
     processor = _processor(tiny_vlm_path)
     tokenizer = processor.tokenizer
     for exp in exps:

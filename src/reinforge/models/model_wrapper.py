@@ -27,6 +27,7 @@ from reinforge.core import Experience, GenerationConfig
 from reinforge.models.conversation import TurnIndex
 from reinforge.models.engine import InferenceEngine, SamplingParams
 from reinforge.models.history import merge_conversations
+from reinforge.models.vision import has_media
 from reinforge.models.wrapper import sampling_args
 from reinforge.models.wrapper.chat_prompts import ChatPrompts, ContextLengthError
 from reinforge.models.wrapper.experiences import ExperienceBuilder, SentPrompt
@@ -35,7 +36,6 @@ from reinforge.models.wrapper.inference_config import (
     engine_type,
     weights_folder,
 )
-from reinforge.models.vision import has_media
 from reinforge.models.wrapper.messages import tools_key, validate_messages
 from reinforge.models.wrapper.multimodal_chat import multimodal_prompt
 from reinforge.models.wrapper.openai_access import openai_builders
@@ -206,7 +206,9 @@ class ModelWrapper:
         )
         self._check_length(prompt.ids, None)
         fut = self._requests.track(self.engine.submit_multimodal, prompt.ids, params, prompt.inputs)
-        sent = SentPrompt(prompt.ids, prompt.text, params, recorded, tools, None, key, prompt.inputs)
+        sent = SentPrompt(
+            prompt.ids, prompt.text, params, recorded, tools, None, key, prompt.inputs
+        )
         return fut, sent
 
     def _submit_generate(

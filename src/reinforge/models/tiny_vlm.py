@@ -34,9 +34,7 @@ CHAT_TEMPLATE = (
 _IMAGE_TOKENS = ["<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>"]
 
 
-def build_tiny_vlm(
-    cache: Path, text_model: Path, publish: Callable[[Path, Path], None]
-) -> Path:
+def build_tiny_vlm(cache: Path, text_model: Path, publish: Callable[[Path, Path], None]) -> Path:
     """Write the tiny VLM under ``cache`` (tokenizer from ``text_model``); returns its folder."""
     import torch
     from transformers import AutoTokenizer, Idefics3Config, Idefics3ForConditionalGeneration

@@ -97,9 +97,7 @@ class Trainer:
             )
             self.ref_model = (
                 model_class(model_path)
-                .from_pretrained(
-                    model_path, dtype=ref_dtype, local_files_only=True
-                )
+                .from_pretrained(model_path, dtype=ref_dtype, local_files_only=True)
                 .to(device)
                 .eval()
             )

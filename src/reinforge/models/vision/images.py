@@ -64,9 +64,11 @@ def _data_url_bytes(url: str) -> bytes:
     if not head.startswith("data:image/") or not payload:
         raise MediaInputError(f"data URL {url[:40]!r}... is not a data:image/... URL")
     try:
-        return base64.b64decode(payload, validate=True) if ";base64" in head else unquote(
-            payload
-        ).encode("latin-1")
+        return (
+            base64.b64decode(payload, validate=True)
+            if ";base64" in head
+            else unquote(payload).encode("latin-1")
+        )
     except (binascii.Error, ValueError) as exc:
         raise MediaInputError(f"data URL {url[:40]!r}... has a bad payload: {exc}") from exc
 
