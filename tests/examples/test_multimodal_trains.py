@@ -123,6 +123,16 @@ def test_grpo_on_images_reproduces_sampling_logprobs(
         after.update(load_file(str(f)))
     assert any(k in after and not torch.equal(v, after[k]) for k, v in before.items())
 
+    if workflow == "simple_mm_workflow":  # the export is a VLM directory transformers loads
+        out = tmp_path / "exported"
+        result = CliRunner().invoke(app, ["export", str(run_dir), str(out)])
+        assert result.exit_code == 0, (result.exception, result.output[-3000:])
+        from transformers import AutoModelForImageTextToText
+
+        exported = AutoModelForImageTextToText.from_pretrained(str(out), local_files_only=True)
+        assert torch.equal(exported.state_dict()[next(iter(after))], next(iter(after.values())))
+        assert type(_processor(out)).__name__ == "Idefics3Processor"
+
 
 def _processor(path: Path):
     from transformers import AutoProcessor
