@@ -6,7 +6,11 @@ import pytest
 
 from reinforge.core import FormatConfig, Task
 from reinforge.models.vision import MediaInputError
-from reinforge.trinity.common.workflows import AsyncSimpleMMWorkflow, SimpleMMWorkflow
+from reinforge.trinity.common.workflows import (
+    AsyncSimpleMMWorkflow,
+    SimpleMMWorkflow,
+    SimpleWorkflow,
+)
 from reinforge.workflows import WORKFLOWS
 from reinforge.workflows.multimodal import mm_user_message
 
@@ -15,6 +19,9 @@ def test_registered_under_trinitys_names() -> None:
     assert WORKFLOWS.get("simple_mm_workflow") is SimpleMMWorkflow
     assert WORKFLOWS.get("async_simple_mm_workflow") is AsyncSimpleMMWorkflow
     assert AsyncSimpleMMWorkflow.is_async and not SimpleMMWorkflow.is_async
+    # Trinity's bases, so subclasses and isinstance checks carry over
+    assert issubclass(SimpleMMWorkflow, SimpleWorkflow)
+    assert issubclass(AsyncSimpleMMWorkflow, SimpleMMWorkflow)
 
 
 def test_tags_become_parts_in_order_and_untagged_media_go_first() -> None:
@@ -48,13 +55,14 @@ def _task(**raw: object) -> Task:
 
 
 def test_messages_from_the_format_keys_and_image_dir() -> None:
-    task = _task(pics=["x.png", "data:image/png;base64,AAAA"])
+    task = _task(pics=["x.png", "data:image/png;base64,AAAA", "/abs/y.png"])
     task.workflow_args = {"image_dir": "/data/imgs"}
     workflow = SimpleMMWorkflow(task=task, model=None)
     messages = workflow.format_messages()
     assert messages[0] == {"role": "system", "content": "Look."}
     assert messages[1]["content"] == [
         {"type": "image", "image": "data:image/png;base64,AAAA"},
+        {"type": "image", "image": "/abs/y.png"},
         {"type": "image", "image": "/data/imgs/x.png"},
         {"type": "text", "text": "How many?"},
     ]

@@ -16,20 +16,30 @@ from (default: the working directory).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.models.vision import MediaInputError
-from reinforge.workflows.simple import BaseSimpleWorkflow
+from reinforge.workflows.simple import SimpleWorkflow
 from reinforge.workflows.workflow import WORKFLOWS
 
 _TAG = re.compile(r"(<image>|<video>)")
+_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+:")
 
 
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _under(folder: str, item: Any) -> Any:
+    """A relative path as a path under ``folder``; anything else (URLs, absolute paths,
+    bytes, images) as it is."""
+    if not isinstance(item, str) or _URL.match(item) or Path(item).is_absolute():
+        return item
+    return str(Path(folder) / item)
 
 
 def mm_user_message(prompt: str, images: list[Any], videos: list[Any]) -> dict[str, Any]:
@@ -54,7 +64,11 @@ def mm_user_message(prompt: str, images: list[Any], videos: list[Any]) -> dict[s
     return {"role": "user", "content": extra + parts}
 
 
-class _MMBase(BaseSimpleWorkflow):
+@WORKFLOWS.register_module("simple_mm_workflow")
+class SimpleMMWorkflow(SimpleWorkflow):
+    """Chat once about the row's images; score each of the ``n`` replies (``run`` is
+    ``SimpleWorkflow``'s, on these messages)."""
+
     def reset(self, task: Task) -> None:
         super().reset(task)
         image_key = self.format_args.image_key or "image"
@@ -63,14 +77,7 @@ class _MMBase(BaseSimpleWorkflow):
         self.videos = _as_list(self.raw_task.get(video_key))
         image_dir = self.workflow_args.get("image_dir")
         if image_dir:
-            from pathlib import Path
-
-            self.images = [
-                str(Path(image_dir) / x)
-                if isinstance(x, str) and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]+:", x)
-                else x
-                for x in self.images
-            ]
+            self.images = [_under(image_dir, x) for x in self.images]
 
     def format_messages(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
@@ -84,16 +91,8 @@ class _MMBase(BaseSimpleWorkflow):
         return messages
 
 
-@WORKFLOWS.register_module("simple_mm_workflow")
-class SimpleMMWorkflow(_MMBase):
-    """Chat once about the row's images; score each of the ``n`` replies."""
-
-    def run(self) -> list[Experience]:
-        return self.score(self.model.chat(self.format_messages(), **self.chat_kwargs()))
-
-
 @WORKFLOWS.register_module("async_simple_mm_workflow")
-class AsyncSimpleMMWorkflow(_MMBase):
+class AsyncSimpleMMWorkflow(SimpleMMWorkflow):
     """``SimpleMMWorkflow`` on the event loop (``chat_async``)."""
 
     is_async = True
