@@ -16,7 +16,7 @@ from reinforge.algorithms import collate
 from reinforge.core import Experience
 from reinforge.models import ModelWrapper
 from reinforge.models.engines.hf import HFEngine
-from reinforge.trainer.policy_model import load_policy
+from reinforge.trainer.policy_model import load_policy, merged_state_dict
 from reinforge.trainer.token_logprobs import token_logprobs
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -52,3 +52,23 @@ def test_trainer_forward_reproduces_sampling_logprobs(tiny_vlm_path: Path) -> No
     with_images = mask.clone()
     with_images[-1] = False  # the text-only row does not depend on images
     assert not torch.allclose(blind[with_images], batch.old_logprobs[with_images], atol=1e-3)
+
+
+def test_lora_and_gradient_checkpointing_train_a_vlm(tiny_vlm_path: Path) -> None:
+    engine = HFEngine(tiny_vlm_path, batch_window_ms=1)
+    try:
+        content = [{"type": "image", "image": _image(2)}, {"type": "text", "text": "Count."}]
+        exps = ModelWrapper(engine).chat([{"role": "user", "content": content}], n=2, max_tokens=4)
+        batch = collate(exps, pad_token_id=0)
+        lora = {"enabled": True, "r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}
+        for cfg in (TrainerConfig(gradient_checkpointing=True), TrainerConfig(lora=lora)):
+            policy = load_policy(tiny_vlm_path, cfg)
+            logp, _ = token_logprobs(policy, batch, only=batch.response_mask)
+            assert torch.allclose(
+                logp[batch.response_mask], batch.old_logprobs[batch.response_mask], atol=1e-4
+            )
+            logp[batch.response_mask].sum().backward()
+            assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.parameters())
+            engine.update_weights(merged_state_dict(policy))  # names the engine's model has
+    finally:
+        engine.close()
