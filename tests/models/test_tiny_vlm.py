@@ -41,3 +41,29 @@ def test_processor_expands_the_image_and_the_model_runs(tiny_vlm_path: Path) -> 
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([prompt.ids]), **prompt.inputs).logits
     assert logits.shape == (1, len(prompt.ids), len(processor.tokenizer))
+
+
+def test_message_token_length_counts_the_image_tokens(tiny_vlm_path: Path) -> None:
+    import asyncio
+
+    from reinforge.models import ModelWrapper
+    from reinforge.models.engines.hf import HFEngine
+
+    engine = HFEngine(tiny_vlm_path)
+    try:
+        model = ModelWrapper(engine)
+        text = [{"role": "user", "content": "Hi"}]
+        image = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "image": Image.new("RGB", (8, 8))},
+                    {"type": "text", "text": "Hi"},
+                ],
+            }
+        ]
+        plain = asyncio.run(model.get_message_token_len(text))
+        with_image = asyncio.run(model.get_message_token_len(image))
+        assert with_image == plain + 19  # <fake><global-img>, 16 x <image>, <fake>
+    finally:
+        engine.close()

@@ -170,8 +170,15 @@ class ModelWrapper:
         return text, self.tokenizer.encode(text)
 
     async def get_message_token_len(self, messages: list[dict[str, Any]]) -> int:
-        """Tokens of the prompt these messages make (generation prompt included)."""
-        return len(self.tokenizer.encode(self.render_text(validate_messages(messages))))
+        """Tokens of the prompt these messages make (generation prompt included; a
+        message's images count as the tokens the processor expands them into)."""
+        messages = validate_messages(messages)
+        if has_media(messages):
+            prompt, _ = multimodal_prompt(
+                self.engine, self.model_name, messages, self.chat_template
+            )
+            return len(prompt.ids)
+        return len(self.tokenizer.encode(self.render_text(messages)))
 
     def _check_length(self, ids: list[int], parent: int | None) -> None:
         limit = getattr(self.engine, "max_model_len", None)
