@@ -75,6 +75,16 @@ class Completion:
     top_logprobs: list[list[tuple[int, float]]] | None = None
 
 
+@dataclass
+class ImageSource:
+    """A prompt with images as an engine that processes images itself needs it: the
+    rendered chat template's ids with one placeholder per image (before the processor
+    expands them) and the images as ``data:`` URLs, in order."""
+
+    unexpanded_ids: list[int]
+    image_urls: list[str]
+
+
 class InferenceEngine(ABC):
     """Token-level generation backend (embedded HF model, mock, remote server...).
 
@@ -111,15 +121,21 @@ class InferenceEngine(ABC):
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         """Queue a request; the future resolves to ``params.n`` completions."""
 
+    #: whether ``submit_multimodal`` needs ``source`` (the images themselves): engines
+    #: that run the model's processor on their side (vLLM) do
+    needs_image_source: bool = False
+
     def submit_multimodal(
         self,
         prompt_ids: list[int],
         params: SamplingParams,
         multi_modal_inputs: dict[str, Any],
+        source: ImageSource | None = None,
     ) -> Future[list[Completion]]:
         """Queue a request whose prompt has images: ``prompt_ids`` are the processor's
-        expanded ids, ``multi_modal_inputs`` its other tensors (``pixel_values``...).
-        Engines that cannot take them fail the future with a ``ValueError``."""
+        expanded ids, ``multi_modal_inputs`` its other tensors (``pixel_values``...);
+        ``source`` (given when ``needs_image_source``) the same prompt before expansion.
+        Engines that cannot take images fail the future with a ``ValueError``."""
         return failed_future(
             ValueError(
                 f"the {type(self).__name__} engine does not take images "

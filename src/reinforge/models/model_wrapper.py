@@ -174,7 +174,7 @@ class ModelWrapper:
         message's images count as the tokens the processor expands them into)."""
         messages = validate_messages(messages)
         if has_media(messages):
-            prompt, _ = multimodal_prompt(
+            prompt, _, _ = multimodal_prompt(
                 self.engine, self.model_name, messages, self.chat_template
             )
             return len(prompt.ids)
@@ -208,11 +208,12 @@ class ModelWrapper:
     ) -> tuple[Future, SentPrompt]:
         """A chat with images: the processor renders and expands the prompt; the
         experience keeps its image tensors (no turn bridging for these chats)."""
-        prompt, recorded = multimodal_prompt(
+        prompt, recorded, source = multimodal_prompt(
             self.engine, self.model_name, messages, self.chat_template
         )
         self._check_length(prompt.ids, None)
-        fut = self._requests.track(self.engine.submit_multimodal, prompt.ids, params, prompt.inputs)
+        submit = self.engine.submit_multimodal
+        fut = self._requests.track(submit, prompt.ids, params, prompt.inputs, source)
         sent = SentPrompt(
             prompt.ids, prompt.text, params, recorded, tools, None, key, prompt.inputs
         )

@@ -3,7 +3,8 @@
 No small VLM can be downloaded here, so one is built from a transformers config, as
 ``tiny-random-smollm2`` is: an Idefics3 (SmolVLM-style) model with a 1-layer vision
 encoder on 64-pixel images (8-pixel patches, pixel shuffle by 2: 16 image tokens
-per image) and a 2-layer Llama text model, on the SmolLM2 tokenizer plus the
+per image) and a 2-layer Llama text model (head size 32, the smallest vLLM's CPU
+attention takes, so the vLLM engine can serve it too), on the SmolLM2 tokenizer plus the
 image tokens Idefics3's processor needs. Its processor is built locally
 (``Idefics3Processor`` with the PIL image processor, no image splitting) with a
 ChatML chat template that renders image parts as ``<image>``. The directory it
@@ -74,8 +75,8 @@ def build_tiny_vlm(cache: Path, text_model: Path, publish: Callable[[Path, Path]
             "hidden_size": 64,
             "intermediate_size": 128,
             "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
             "max_position_embeddings": 2048,
             "tie_word_embeddings": True,
             "bos_token_id": tokenizer.bos_token_id,

@@ -23,9 +23,18 @@ _TEXT_INPUTS = ("input_ids", "attention_mask")
 
 @dataclass
 class MultiModalPrompt:
+    #: the rendered chat template (one placeholder per image)
     text: str
+    #: the processor's ids: placeholders expanded into each image's tokens
     ids: list[int]
+    #: the processor's other tensors (``pixel_values``...)
     inputs: dict[str, torch.Tensor]
+
+
+def unexpanded_ids(processor: Any, text: str) -> list[int]:
+    """The rendered text's ids before the processor expands the image placeholders
+    (what an engine that runs the processor itself, vLLM, is sent)."""
+    return list(processor.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def build_prompt(

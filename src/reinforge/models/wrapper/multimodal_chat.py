@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from reinforge.models.engine import ImageSource
 from reinforge.models.vision import MediaInputError, build_prompt, split_media
-from reinforge.models.vision.processor_prompt import MultiModalPrompt
+from reinforge.models.vision.images import image_data_url
+from reinforge.models.vision.processor_prompt import MultiModalPrompt, unexpanded_ids
 
 
 def multimodal_prompt(
     engine: Any, model_name: str, messages: list[dict[str, Any]], chat_template: str | None
-) -> tuple[MultiModalPrompt, list[dict[str, Any]]]:
-    """The processor's prompt for ``messages`` and the messages as recorded (JSON-safe)."""
+) -> tuple[MultiModalPrompt, list[dict[str, Any]], ImageSource | None]:
+    """The processor's prompt for ``messages``, the messages as recorded (JSON-safe),
+    and, for an engine that ``needs_image_source``, the prompt before expansion."""
     processor = getattr(engine, "processor", None)
     if processor is None:
         raise MediaInputError(
@@ -25,4 +28,11 @@ def multimodal_prompt(
             "(engine: hf with a model directory that has a processor)"
         )
     media = split_media(messages)
-    return build_prompt(processor, media, chat_template), media.for_record
+    prompt = build_prompt(processor, media, chat_template)
+    source = None
+    if getattr(engine, "needs_image_source", False):
+        if media.videos:
+            raise MediaInputError(f"{type(engine).__name__} takes no videos")
+        urls = [image_data_url(image) for image in media.images]
+        source = ImageSource(unexpanded_ids(processor, prompt.text), urls)
+    return prompt, media.for_record, source

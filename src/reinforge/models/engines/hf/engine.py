@@ -187,6 +187,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
         prompt_ids: list[int],
         params: SamplingParams,
         multi_modal_inputs: dict[str, Any],
+        source: Any = None,
     ) -> Future[list[Completion]]:
         if self.processor is None:
             return failed_future(
