@@ -6,7 +6,7 @@ test checks what the buffer kept (each experience decodes to the prompt with the
 image's tokens and to the reply; its stored image tensors are the processor's output
 for the row's image) and that the trainer's first forward reproduces the engine's
 sampling log-probabilities, before and after a weight sync (``train/sampler/
-ratio_mean`` ~ 1).
+ratio_mean`` ~ 1), on the ``hf`` engine and (marked ``vllm``) on a real vLLM server.
 """
 
 from __future__ import annotations
