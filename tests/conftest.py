@@ -22,6 +22,14 @@ def tiny_model_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_vlm_path() -> Path:
+    """Local directory of ``tiny-random-smolvlm`` (Idefics3, 64-pixel images, SmolLM2 tokenizer)."""
+    from reinforge.models.catalog import resolve_model_path
+
+    return resolve_model_path("tiny-random-smolvlm")
+
+
+@pytest.fixture(scope="session")
 def tiny_model_and_tokenizer(tiny_model_path: Path) -> tuple[Any, Any]:
     """The tiny model loaded once (fp32, CPU). Tests must not modify its weights."""
     import torch

@@ -13,7 +13,7 @@ from reinforge.models.catalog import ModelNotFoundError, known_models, resolve_m
 
 
 def test_known_models() -> None:
-    assert known_models() == ["smollm2-135m-instruct", "tiny-random-smollm2"]
+    assert known_models() == ["smollm2-135m-instruct", "tiny-random-smollm2", "tiny-random-smolvlm"]
 
 
 def test_unknown_name_lists_known_models_and_rules_out_hub(tmp_path: Path) -> None:

@@ -11,8 +11,11 @@ naming them fails at import; docs/migrating.md lists them too):
   ``RAFTReflectAlfworldWorkflow`` (ALFWorld, issue 21);
 * ``AgentScopeV0ReactMathWorkflow``, ``AgentScopeReactMathWorkflow``,
   ``AgentScopeV1ReactSearchWorkflow``, ``AgentScopeReActWorkflow``,
-  ``AgentScopeWorkflowAdapter`` (AgentScope, issue 22);
-* ``SimpleMMWorkflow``, ``AsyncSimpleMMWorkflow`` (multimodal, issue 22).
+  ``AgentScopeWorkflowAdapter`` (AgentScope, issue 22).
+
+``SimpleMMWorkflow`` / ``AsyncSimpleMMWorkflow`` need a vision-language model:
+``tests/workflows/test_multimodal_workflow.py`` and
+``tests/examples/test_multimodal_trains.py`` cover them.
 """
 
 from __future__ import annotations

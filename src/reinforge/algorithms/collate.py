@@ -29,6 +29,9 @@ prompt length) lands in column ``P_i + k − 1``. The shifted tensors are:
 Per-sequence tensors ``[B]``: ``prompt_lengths``, ``response_lengths`` (long) and
 ``rewards`` (float32, None unless every experience has a reward).
 
+``multi_modal_inputs``: the image tensors of the experiences that have them, joined
+in row order (``multi_modal_batch``), for the forward pass of a vision-language model.
+
 An experience needs at least one prompt token (e.g. BOS) if it has a response:
 the first response token must have a prefix to be predicted from.
 """
@@ -39,6 +42,7 @@ from collections.abc import Sequence
 
 import torch
 
+from reinforge.algorithms.multi_modal_batch import join_multi_modal_inputs
 from reinforge.algorithms.train_batch import TrainBatch
 from reinforge.core import Experience
 
@@ -102,4 +106,5 @@ def collate(exps: Sequence[Experience], pad_token_id: int) -> TrainBatch:
         response_lengths=torch.tensor([e.response_length for e in exps], dtype=torch.long),
         **token_tensors,
         rewards=rewards,
+        multi_modal_inputs=join_multi_modal_inputs(exps),
     )

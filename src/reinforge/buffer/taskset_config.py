@@ -24,6 +24,12 @@ class FormatSection(StrictModel):
     )
     chat_template: str | None = None
     tools_key: str = "tools"
+    image_key: str | None = Field(
+        None, description="the row's image(s) for the multimodal workflows (default 'image')"
+    )
+    video_key: str | None = Field(
+        None, description="the row's video(s) for the multimodal workflows (default 'video')"
+    )
 
     def to_format_config(self) -> FormatConfig:
         return FormatConfig(**self.model_dump())

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+import reinforge.core.multi_modal_inputs as mm
 from reinforge.core.eid import EID
 
 TensorLike = torch.Tensor | Sequence[int] | Sequence[float] | np.ndarray
@@ -40,6 +41,11 @@ class Experience:
     ``len(tokens) - prompt_length``. ``action_mask`` is 1 where the model sampled
     the token and 0 for tokens it did not generate (tool results, user turns and
     template glue in multi-turn experiences).
+
+    ``multi_modal_inputs`` (vision-language models only) holds the processor's extra
+    model inputs for the prompt's images (``pixel_values``...; the image placeholder
+    tokens are already in ``tokens``), so the trainer re-scores exactly what was
+    sampled; see ``reinforge.core.multi_modal_inputs`` for how they are stored.
     """
 
     tokens: TensorLike = field(default_factory=list)
@@ -58,6 +64,7 @@ class Experience:
     response_text: str | None = None
     prompt_text: str | None = None
     truncate_status: str | None = None
+    multi_modal_inputs: dict[str, torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
         # Built for every sampled response, so the common case (tensors of the right
@@ -92,6 +99,8 @@ class Experience:
                 )
         if isinstance(self.eid, str):
             self.eid = EID.from_str(self.eid)
+        if self.multi_modal_inputs is not None:
+            self.multi_modal_inputs = mm.from_jsonable(self.multi_modal_inputs)
 
     @property
     def response_length(self) -> int:
@@ -142,6 +151,7 @@ class Experience:
         for name in _DICT_FIELDS:
             value = getattr(self, name)
             data[name] = _plain_list(value) if name in _ARRAY_FIELDS else value
+        data[_MM_FIELD] = mm.to_jsonable(self.multi_modal_inputs)
         return data
 
     @classmethod
@@ -165,8 +175,13 @@ class Experience:
         for name in _HEADER_FIELDS:
             header[name] = getattr(self, name)
         header["arrays"] = [[name, arr.dtype.str, len(arr)] for name, arr in arrays]
+        extra = b"" if self.multi_modal_inputs is None else mm.encode(self.multi_modal_inputs)
+        if extra:
+            header[_MM_FIELD] = len(extra)  # its bytes follow the arrays
         head = _HEADER_ENCODER.encode(header).encode()
-        return b"".join([_HEAD_LEN.pack(len(head)), head, *(arr.tobytes() for _, arr in arrays)])
+        return b"".join(
+            [_HEAD_LEN.pack(len(head)), head, *(arr.tobytes() for _, arr in arrays), extra]
+        )
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> Experience:
@@ -181,6 +196,9 @@ class Experience:
             # tensor owns writable memory rather than a view of the blob).
             target = _HELD_DTYPES.get(name)
             kwargs[name] = torch.from_numpy(arr.copy() if target is None else arr.astype(target))
+        extra = header.pop(_MM_FIELD, 0)
+        if extra:
+            kwargs[_MM_FIELD] = mm.decode(blob[offset : offset + extra])
         kwargs["eid"] = EID.from_str(header.pop("eid"))
         return cls(**header, **kwargs)
 
@@ -200,7 +218,8 @@ _ARRAY_FIELDS: dict[str, tuple[str, Any]] = {
 _HELD_DTYPES: dict[str, Any] = {name: held for name, (_stored, held) in _ARRAY_FIELDS.items()}
 #: Every field after ``eid`` (which both forms write first, as its uid), in the
 #: dataclass's order: what ``to_dict`` writes.
-_DICT_FIELDS = tuple(f.name for f in fields(Experience) if f.name != "eid")
+_MM_FIELD = "multi_modal_inputs"  # tensors of their own form, after the arrays
+_DICT_FIELDS = tuple(f.name for f in fields(Experience) if f.name not in ("eid", _MM_FIELD))
 #: The fields ``to_bytes`` keeps in its JSON header (all but ``eid`` and the arrays).
 _HEADER_FIELDS = tuple(name for name in _DICT_FIELDS if name not in _ARRAY_FIELDS)
 #: The arrays that run along the response, checked against its length.

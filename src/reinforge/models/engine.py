@@ -75,6 +75,16 @@ class Completion:
     top_logprobs: list[list[tuple[int, float]]] | None = None
 
 
+@dataclass
+class ImageSource:
+    """A prompt with images as an engine that processes images itself needs it: the
+    rendered chat template's ids with one placeholder per image (before the processor
+    expands them) and the images as ``data:`` URLs, in order."""
+
+    unexpanded_ids: list[int]
+    image_urls: list[str]
+
+
 class InferenceEngine(ABC):
     """Token-level generation backend (embedded HF model, mock, remote server...).
 
@@ -96,6 +106,9 @@ class InferenceEngine(ABC):
     tokenizer: Any
     #: longest prompt + response the engine accepts
     max_model_len: int = 4096
+    #: the vision-language model's processor (images -> ids and model inputs); None for a
+    #: text-only model or an engine that takes no images
+    processor: Any = None
 
     def __init__(self) -> None:
         self._model_version = 0
@@ -107,6 +120,28 @@ class InferenceEngine(ABC):
     @abstractmethod
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
         """Queue a request; the future resolves to ``params.n`` completions."""
+
+    #: whether ``submit_multimodal`` needs ``source`` (the images themselves): engines
+    #: that run the model's processor on their side (vLLM) do
+    needs_image_source: bool = False
+
+    def submit_multimodal(
+        self,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        multi_modal_inputs: dict[str, Any],
+        source: ImageSource | None = None,
+    ) -> Future[list[Completion]]:
+        """Queue a request whose prompt has images: ``prompt_ids`` are the processor's
+        expanded ids, ``multi_modal_inputs`` its other tensors (``pixel_values``...);
+        ``source`` (given when ``needs_image_source``) the same prompt before expansion.
+        Engines that cannot take images fail the future with a ``ValueError``."""
+        return failed_future(
+            ValueError(
+                f"the {type(self).__name__} engine does not take images "
+                "(multimodal prompts need engine: hf with a vision-language model)"
+            )
+        )
 
     @abstractmethod
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:

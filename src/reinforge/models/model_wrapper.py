@@ -27,6 +27,7 @@ from reinforge.core import Experience, GenerationConfig
 from reinforge.models.conversation import TurnIndex
 from reinforge.models.engine import InferenceEngine, SamplingParams
 from reinforge.models.history import merge_conversations
+from reinforge.models.vision import has_media
 from reinforge.models.wrapper import sampling_args
 from reinforge.models.wrapper.chat_prompts import ChatPrompts, ContextLengthError
 from reinforge.models.wrapper.experiences import ExperienceBuilder, SentPrompt
@@ -36,6 +37,7 @@ from reinforge.models.wrapper.inference_config import (
     weights_folder,
 )
 from reinforge.models.wrapper.messages import tools_key, validate_messages
+from reinforge.models.wrapper.multimodal_chat import multimodal_prompt
 from reinforge.models.wrapper.openai_access import openai_builders
 from reinforge.models.wrapper.requests import RequestTracker
 from reinforge.models.wrapper.retokenized import (
@@ -168,8 +170,15 @@ class ModelWrapper:
         return text, self.tokenizer.encode(text)
 
     async def get_message_token_len(self, messages: list[dict[str, Any]]) -> int:
-        """Tokens of the prompt these messages make (generation prompt included)."""
-        return len(self.tokenizer.encode(self.render_text(validate_messages(messages))))
+        """Tokens of the prompt these messages make (generation prompt included; a
+        message's images count as the tokens the processor expands them into)."""
+        messages = validate_messages(messages)
+        if has_media(messages):
+            prompt, _, _ = multimodal_prompt(
+                self.engine, self.model_name, messages, self.chat_template
+            )
+            return len(prompt.ids)
+        return len(self.tokenizer.encode(self.render_text(messages)))
 
     def _check_length(self, ids: list[int], parent: int | None) -> None:
         limit = getattr(self.engine, "max_model_len", None)
@@ -187,10 +196,28 @@ class ModelWrapper:
         messages = validate_messages(messages)
         params = self.sampling_params(**kwargs)
         key = tools_key(tools)
+        if has_media(messages):
+            return self._submit_multimodal_chat(messages, tools, params, key)
         text, ids, parent = self._chat_prompts.prompt(messages, tools, key)
         self._check_length(ids, parent)
         fut = self._requests.track(self.engine.submit, ids, params)
         return fut, SentPrompt(ids, text, params, messages, tools, parent, key)
+
+    def _submit_multimodal_chat(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None, params: Any, key: str
+    ) -> tuple[Future, SentPrompt]:
+        """A chat with images: the processor renders and expands the prompt; the
+        experience keeps its image tensors (no turn bridging for these chats)."""
+        prompt, recorded, source = multimodal_prompt(
+            self.engine, self.model_name, messages, self.chat_template
+        )
+        self._check_length(prompt.ids, None)
+        submit = self.engine.submit_multimodal
+        fut = self._requests.track(submit, prompt.ids, params, prompt.inputs, source)
+        sent = SentPrompt(
+            prompt.ids, prompt.text, params, recorded, tools, None, key, prompt.inputs
+        )
+        return fut, sent
 
     def _submit_generate(
         self, prompts: list[str] | list[list[int]], kwargs: dict[str, Any]
@@ -212,7 +239,8 @@ class ModelWrapper:
     def _experiences(self, sent: SentPrompt, completions: list[Any]) -> list[Experience]:
         if self._builder is None:
             self._builder = ExperienceBuilder(self.tokenizer)
-        turns = self.turns if sent.messages is not None else None
+        chat = sent.messages is not None and sent.multi_modal_inputs is None
+        turns = self.turns if chat else None
         out = self._builder.build(sent, completions, self.model_version, turns)
         if self.enable_history:
             with self._history_lock:

@@ -255,11 +255,11 @@ def policy_weights(folder: Path, base_model_path: str | Path) -> dict[str, torch
     if not state.get("lora"):
         return load_weights(folder / "model")
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM
 
+    from reinforge.models.vision.loading import model_class
     from reinforge.trainer.policy_model import merged_state_dict
 
-    base = AutoModelForCausalLM.from_pretrained(base_model_path, local_files_only=True)
+    base = model_class(base_model_path).from_pretrained(base_model_path, local_files_only=True)
     return merged_state_dict(PeftModel.from_pretrained(base, folder / "model"))
 
 
@@ -281,15 +281,23 @@ def export_adapter(folder: Path, base_model_path: str | Path, out_dir: str | Pat
 
 
 def export_model(folder: Path, base_model_path: str | Path, out_dir: str | Path) -> Path:
-    """Write a plain HF model directory (weights merged, tokenizer included) for a checkpoint."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Write a plain HF model directory (weights merged, tokenizer included) for a checkpoint;
+    a vision-language model's processor goes with it."""
+    from transformers import AutoTokenizer
+
+    from reinforge.models.vision.loading import is_vision_language, model_class
 
     out = Path(out_dir)
-    model = AutoModelForCausalLM.from_pretrained(base_model_path, local_files_only=True)
+    model = model_class(base_model_path).from_pretrained(base_model_path, local_files_only=True)
     weights = policy_weights(folder, base_model_path)
     _, unexpected = model.load_state_dict(weights, strict=False)
     if unexpected:
         raise ValueError(f"checkpoint {folder} has weights the base model lacks: {unexpected[:3]}")
     model.save_pretrained(out, safe_serialization=True)
-    AutoTokenizer.from_pretrained(base_model_path, local_files_only=True).save_pretrained(out)
+    if is_vision_language(base_model_path):
+        from transformers import AutoProcessor
+
+        AutoProcessor.from_pretrained(base_model_path, local_files_only=True).save_pretrained(out)
+    else:
+        AutoTokenizer.from_pretrained(base_model_path, local_files_only=True).save_pretrained(out)
     return out

@@ -1,4 +1,5 @@
-"""The trainable policy: a transformers causal LM, optionally wrapped with LoRA (peft)."""
+"""The trainable policy: a transformers causal LM or vision-language model, optionally
+wrapped with LoRA (peft)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from reinforge.trainer.trainer_config import TrainerConfig
 
 
 def load_policy(model_path: str | Path, cfg: TrainerConfig, device: str = "cpu") -> Any:
-    """Load weights from a local directory for training (LoRA adapters added when enabled)."""
-    from transformers import AutoModelForCausalLM
+    """Load weights from a local directory for training (LoRA adapters added when enabled);
+    a vision-language model through ``AutoModelForImageTextToText``."""
+    from reinforge.models.vision.loading import model_class
 
-    model = AutoModelForCausalLM.from_pretrained(
+    model = model_class(model_path).from_pretrained(
         model_path, dtype=getattr(torch, cfg.dtype), local_files_only=True
     )
     model.to(device)

@@ -3,6 +3,11 @@ reference's forward pass.
 
 The vocabulary projection is the largest cost and transient of a forward pass, so it
 runs only on the columns a loss needs (the response positions), in chunks.
+
+A batch with images (``batch.multi_modal_inputs``) goes through the vision-language
+model's full backbone (vision encoder, connector and text model: ``model.model``)
+with the same processor tensors the engine sampled with, instead of the text
+decoder alone.
 """
 
 from __future__ import annotations
@@ -40,16 +45,40 @@ def _vocab_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> t
     return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
 
 
+def image_inputs(model: Any, batch: TrainBatch) -> dict[str, torch.Tensor]:
+    """The batch's image tensors on the model's device, floating ones in its dtype
+    (empty for a text-only batch)."""
+    if not batch.multi_modal_inputs:
+        return {}
+    param = next(model.parameters())
+    out = {}
+    for name, value in batch.multi_modal_inputs.items():
+        value = value.to(param.device)
+        out[name] = value.to(param.dtype) if value.is_floating_point() else value
+    return out
+
+
+def _backbone(model: Any, with_images: bool) -> Any:
+    """What turns ids (and images) into hidden states: the text decoder, or for a batch
+    with images the VLM's whole backbone (``model.model``, under a LoRA wrapper too)."""
+    if not with_images:
+        return model.get_decoder()
+    base = model.get_base_model() if hasattr(model, "peft_config") else model
+    return base.model
+
+
 def _packed_logprobs(model: Any, batch: TrainBatch, only: torch.Tensor) -> torch.Tensor:
     """``token_logprobs`` for the columns in ``only`` (others 0): the decoder runs on the
     whole batch, but the vocabulary projection and log-softmax only on those columns,
     with no prompt or padding positions in between."""
     input_ids = batch.input_ids
-    hidden = model.get_decoder()(
+    images = image_inputs(model, batch)
+    hidden = _backbone(model, bool(images))(
         input_ids=input_ids,
         attention_mask=batch.attention_mask,
         position_ids=batch.position_ids,
         use_cache=False,
+        **images,
     ).last_hidden_state
     picked = _vocab_logprobs(
         model.get_output_embeddings(), hidden[:, :-1][only], input_ids[:, 1:][only]
@@ -86,6 +115,7 @@ def token_logprobs(
         position_ids=batch.position_ids,
         use_cache=False,
         logits_to_keep=keep,
+        **image_inputs(model, batch),
     ).logits.float()
     part = torch.log_softmax(logits, dim=-1).gather(-1, input_ids[:, first + 1 :, None])[..., 0]
     logp = part.new_zeros(input_ids.shape[0], width)

@@ -88,7 +88,7 @@ class Trainer:
         self.model = load_policy(model_path, cfg, device)
         self.ref_model = None
         if self.spec.use_reference and not cfg.lora.enabled:
-            from transformers import AutoModelForCausalLM
+            from reinforge.models.vision.loading import model_class
 
             # under bf16 autocast its matmuls see bf16 weights anyway: store them so
             # (half the memory, no cast per forward); otherwise the policy's dtype
@@ -96,9 +96,8 @@ class Trainer:
                 torch.bfloat16 if cfg.mixed_precision == "bf16" else getattr(torch, cfg.dtype)
             )
             self.ref_model = (
-                AutoModelForCausalLM.from_pretrained(
-                    model_path, dtype=ref_dtype, local_files_only=True
-                )
+                model_class(model_path)
+                .from_pretrained(model_path, dtype=ref_dtype, local_files_only=True)
                 .to(device)
                 .eval()
             )

@@ -34,6 +34,7 @@ from reinforge.workflows.math import (
     MathWorkflow,
 )
 from reinforge.workflows.multi_turn import MultiTurnWorkflow
+from reinforge.workflows.multimodal import AsyncSimpleMMWorkflow, SimpleMMWorkflow
 from reinforge.workflows.simple import AsyncSimpleWorkflow, BaseSimpleWorkflow, SimpleWorkflow
 from reinforge.workflows.step_wise import (
     AsyncRewardPropagationWorkflow,
@@ -58,6 +59,7 @@ __all__ = [
     "AsyncMathRULERWorkflow",
     "AsyncMathWorkflow",
     "AsyncRewardPropagationWorkflow",
+    "AsyncSimpleMMWorkflow",
     "AsyncSimpleWorkflow",
     "AsyncStepWiseRewardWorkflow",
     "BaseSimpleWorkflow",
@@ -74,6 +76,7 @@ __all__ = [
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
     "SciWorldWorkflow",
+    "SimpleMMWorkflow",
     "SimpleWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",

@@ -24,6 +24,7 @@ from reinforge.models.openai_api.request_parsing import (
     parse_completion_request,
 )
 from reinforge.models.openai_api.response_shaping import ResponseShaper
+from reinforge.models.vision.images import MediaInputError
 from reinforge.models.wrapper.chat_prompts import ContextLengthError
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class OpenAIService:
     def _sample_error(self, exc: Exception) -> APIError:
         if isinstance(exc, ContextLengthError):
             return APIError(str(exc), param="messages", code="context_length_exceeded")
+        if isinstance(exc, MediaInputError):  # a remote, missing or unreadable image, or a
+            # text-only model asked about one
+            return APIError(str(exc), param="messages", code="invalid_image")
         if isinstance(exc, ValueError | TypeError):
             return APIError(str(exc))
         if isinstance(exc, TimeoutError):

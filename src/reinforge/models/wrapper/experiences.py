@@ -27,6 +27,8 @@ class SentPrompt:
     #: the turn this chat continues (see ``ChatPrompts.prompt``)
     parent_turn_id: int | None = None
     tools_key: str = ""
+    #: the processor's image tensors of a prompt with images (see ``multimodal_chat``)
+    multi_modal_inputs: dict[str, Any] | None = None
 
 
 def _long_array(ids: list[int]) -> np.ndarray:
@@ -90,6 +92,7 @@ class ExperienceBuilder:
                 tools=tools,
                 truncate_status="response_truncated" if comp.finish_reason == "length" else None,
                 info={"model_version": model_version, "finish_reason": comp.finish_reason},
+                multi_modal_inputs=sent.multi_modal_inputs,
             )
             if comp.top_logprobs is not None:
                 exp.info["top_logprobs"] = comp.top_logprobs

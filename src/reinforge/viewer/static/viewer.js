@@ -173,10 +173,24 @@ function experienceTable(experiences) {
 
 // ---- one experience ----------------------------------------------------------------
 
+function isImagePart(part) {
+  return part && part.type === "image_url" && part.image_url && typeof part.image_url.url === "string";
+}
+
 function conversation(messages) {
   return messages.map((m) => {
     const turn = el("div", { class: `turn ${m.role}` }, el("div", { class: "role" }, m.role,
       m.tool_call_id ? el("span", { class: "call-id" }, ` result of ${m.tool_call_id}`) : null));
+    if (Array.isArray(m.content) && m.content.some(isImagePart)) {
+      // a prompt with images: text parts as text, inline (data:) images as pictures
+      for (const part of m.content) {
+        const url = isImagePart(part) ? part.image_url.url : null;
+        if (url && url.startsWith("data:image/")) turn.append(el("img", { class: "part-image", src: url, alt: "image" }));
+        else if (url) turn.append(el("pre", {}, `[image ${url}]`));
+        else turn.append(el("pre", {}, part.type === "text" ? part.text : JSON.stringify(part)));
+      }
+      return turn;
+    }
     const text = typeof m.content === "string" ? m.content : m.content ? JSON.stringify(m.content, null, 1) : "";
     if (text) turn.append(el("pre", {}, text));
     for (const call of m.tool_calls || []) {

@@ -19,6 +19,7 @@ import torch
 
 from reinforge.models.engines.hf.decode_loop import DecodeLoop
 from reinforge.models.engines.hf.kv_cache import left_pad, new_cache, set_layer
+from reinforge.models.engines.hf.multimodal_prefill import model_inputs
 from reinforge.models.engines.hf.work_items import BatchRow, SampleRequest, settle
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,9 @@ class BatchAdmission(DecodeLoop):
         plain: list[SampleRequest] = []
         reused: list[tuple[SampleRequest, int, Any]] = []
         for req in admitted:
+            if req.multi_modal_inputs is not None:  # prefilled alone, with its images
+                self._admit_part([req], lambda req=req: self._prefill_multimodal(req))
+                continue
             hit = self._prefix.longest_prefix(req.prompt_ids) if self._prefix else None
             if hit is None:
                 plain.append(req)
@@ -110,6 +114,27 @@ class BatchAdmission(DecodeLoop):
             logits_to_keep=1,
         )
         return self._start_rows(admitted, cache, mask, out.logits)
+
+    def _prefill_multimodal(
+        self, req: SampleRequest
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, list[BatchRow]]:
+        """Prefill one prompt with its images (see ``multimodal_prefill``)."""
+        self.stats["prefills"] += 1
+        if self._rows:
+            self.stats["joins"] += 1
+        ids = torch.tensor([req.prompt_ids], dtype=torch.long, device=self.device)
+        mask = torch.ones_like(ids)
+        cache = new_cache(self.model.config)
+        dtype = next(self.model.parameters()).dtype
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+            **model_inputs(req.multi_modal_inputs, self.device, dtype),
+        )
+        return self._start_rows([req], cache, mask, out.logits)
 
     def _prefill_from(
         self, reused: list[tuple[SampleRequest, int, Any]]

@@ -104,7 +104,10 @@ class DecodeLoop:
 
     def _remember(self, i: int, row: BatchRow) -> None:
         """Store a finished row's KV: its prompt and every sampled token but the last
-        (whose KV was never computed) are what the cache holds for it."""
+        (whose KV was never computed) are what the cache holds for it. Rows whose prompt
+        had images are not stored: the same ids may stand for other images."""
+        if row.request.multi_modal_inputs is not None:
+            return
         ids = (*row.request.prompt_ids, *row.tokens[:-1])
         if len(ids) < self._prefix.min_tokens:
             return

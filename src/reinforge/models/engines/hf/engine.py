@@ -32,6 +32,12 @@ processes keep the cores busy; the default leaves torch's setting alone.
 
 Log-probabilities are those of the raw model (temperature 1), matching what a
 fresh forward pass of the same weights computes.
+
+A vision-language model (``AutoModelForImageTextToText``, loaded with its processor)
+serves text requests the same way; a request with images (``submit_multimodal``)
+is prefilled on its own, with its ``pixel_values`` and the other processor tensors,
+and then joins the running batch: once the image is in the KV cache, decoding needs
+token ids only (``multimodal_prefill``).
 """
 
 from __future__ import annotations
@@ -51,11 +57,13 @@ from reinforge.models.engine import (
     InferenceEngine,
     SamplingParams,
     check_token_ids,
+    failed_future,
 )
 from reinforge.models.engines.hf.batch_admission import BatchAdmission
 from reinforge.models.engines.hf.kv_cache import only_slab_layers
 from reinforge.models.engines.hf.loading import load_causal_lm
 from reinforge.models.engines.hf.logits_padding import LogitsRowPadding
+from reinforge.models.engines.hf.multimodal_prefill import text_config
 from reinforge.models.engines.hf.work_items import (
     CLOSE,
     BatchRow,
@@ -99,6 +107,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
             if model_path is None:
                 raise ValueError("HFEngine needs model_path or model")
             model, tokenizer = load_causal_lm(model_path, self.device, getattr(torch, dtype))
+        if hasattr(tokenizer, "image_processor") and hasattr(tokenizer, "tokenizer"):
+            self.processor, tokenizer = tokenizer, tokenizer.tokenizer  # a VLM's processor
         self.model = model
         self.model_path = (
             str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
@@ -108,8 +118,9 @@ class HFEngine(BatchAdmission, InferenceEngine):
         extra_eos = [extra_eos] if isinstance(extra_eos, int) else list(extra_eos or [])
         self.tokenizer = HFChatTokenizer(tokenizer, extra_eos_ids=extra_eos)
         self._eos = frozenset(self.tokenizer.eos_token_ids)
-        self._vocab = int(getattr(model.config, "vocab_size", None) or len(tokenizer))
-        limit = getattr(model.config, "max_position_embeddings", 4096)
+        config = text_config(model.config)
+        self._vocab = int(getattr(config, "vocab_size", None) or len(tokenizer))
+        limit = getattr(config, "max_position_embeddings", None) or 4096
         self.max_model_len = min(max_model_len or limit, limit)
         self.max_batch_size = max_batch_size
         self.batch_window = batch_window_ms / 1000.0
@@ -169,6 +180,27 @@ class HFEngine(BatchAdmission, InferenceEngine):
         check_token_ids(ids, self._vocab)
 
     def submit(self, prompt_ids: list[int], params: SamplingParams) -> Future[list[Completion]]:
+        return self._submit_sample(prompt_ids, params, None)
+
+    def submit_multimodal(
+        self,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        multi_modal_inputs: dict[str, Any],
+        source: Any = None,
+    ) -> Future[list[Completion]]:
+        if self.processor is None:
+            return failed_future(
+                ValueError(
+                    f"model '{self.model_path}' is text-only (it has no processor): it cannot "
+                    "take images; point model_path at a vision-language model directory"
+                )
+            )
+        return self._submit_sample(prompt_ids, params, dict(multi_modal_inputs))
+
+    def _submit_sample(
+        self, prompt_ids: list[int], params: SamplingParams, mm: dict[str, Any] | None
+    ) -> Future[list[Completion]]:
         fut: Future = Future()
         if len(prompt_ids) == 0:
             fut.set_exception(ValueError("empty prompt"))
@@ -186,7 +218,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
                 )
             )
             return fut
-        self._put(SampleRequest(list(prompt_ids), params, fut))
+        self._put(SampleRequest(list(prompt_ids), params, fut, multi_modal_inputs=mm))
         return fut
 
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:

@@ -20,6 +20,8 @@ class SampleRequest:
     future: Future
     results: list[Completion | None] = field(default_factory=list)
     remaining: int = 0
+    #: the processor's image tensors (``pixel_values``...) for a VLM prompt, else None
+    multi_modal_inputs: dict[str, Any] | None = None
 
 
 @dataclass

@@ -30,7 +30,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from reinforge.models.engine import Completion, ImageSource, SamplingParams, failed_future
 from reinforge.models.engines.openai.engine import OpenAIEngine
+from reinforge.models.engines.vllm.multimodal import (
+    GENERATE_PATH,
+    SCALE_OUT_FLAG,
+    generate_body,
+    parse_generate,
+)
 from reinforge.models.engines.vllm.server import VLLMServer
 from reinforge.models.engines.vllm.weights import prune_versions, write_full_weights
 from reinforge.models.engines.vllm.work_dir import make_work_dir
@@ -85,6 +92,12 @@ class VLLMEngine(OpenAIEngine):
         self._weights_dir: Path | None = None  # newest full weights (restarts load these)
         self._adapters: list[tuple[int, str, Path]] = []  # (version, name, folder), oldest first
         self._sync_lock = threading.Lock()
+        from reinforge.models.vision.loading import is_vision_language
+
+        vision = is_vision_language(model_path)
+        if vision and SCALE_OUT_FLAG not in (extra_args or []):
+            # prompts with images go to the token-in/token-out endpoint it mounts
+            extra_args = [*(extra_args or []), SCALE_OUT_FLAG]
         self.servers = [
             server_factory(
                 python=python,
@@ -115,6 +128,11 @@ class VLLMEngine(OpenAIEngine):
         except BaseException:
             self._stop_servers()
             raise
+        if vision:
+            from transformers import AutoProcessor
+
+            self.processor = AutoProcessor.from_pretrained(model_path, local_files_only=True)
+            self.needs_image_source = True
         self._closing = threading.Event()
         self._monitor = threading.Thread(
             target=self._watch, args=(health_interval,), name="reinforge-vllm-monitor", daemon=True
@@ -191,6 +209,30 @@ class VLLMEngine(OpenAIEngine):
     def request_model(self) -> str:
         adapters = getattr(self, "_adapters", None)
         return adapters[-1][1] if adapters else "policy"
+
+    def submit_multimodal(
+        self,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        multi_modal_inputs: dict[str, Any],
+        source: ImageSource | None = None,
+    ) -> Any:
+        """A prompt with images: sent as ``source`` (ids before expansion, images as data
+        URLs) to vLLM's generate endpoint; see ``vllm.multimodal``."""
+        if self.processor is None or source is None:
+            return super().submit_multimodal(prompt_ids, params, multi_modal_inputs, source)
+        if len(prompt_ids) >= self.max_model_len:
+            return failed_future(
+                ValueError(
+                    f"prompt has {len(prompt_ids)} tokens; max_model_len is {self.max_model_len}"
+                )
+            )
+        body = generate_body(self.request_model(), source, params)
+
+        def parse(data: dict, url: str) -> list[Completion]:
+            return parse_generate(data, params, url, prompt_ids)
+
+        return self.http.submit(GENERATE_PATH, body, parse)
 
     def policy_state(self) -> tuple[tuple[str, ...], str, int]:
         """(replica URLs, model name to request, weight version): what a remote runner needs."""

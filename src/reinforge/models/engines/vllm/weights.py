@@ -9,8 +9,15 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-#: files a vLLM reload needs beside the weights
-_CONFIG_FILES = ("config.json", "generation_config.json")
+#: files a vLLM reload needs beside the weights (a vision-language model's processor
+#: settings too: vLLM reads them from the model folder)
+_CONFIG_FILES = (
+    "config.json",
+    "generation_config.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+    "chat_template.jinja",
+)
 
 
 def complete_state_dict(state_dict: dict[str, Any], base_dir: str | Path) -> dict[str, Any]:
