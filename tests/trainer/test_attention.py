@@ -62,5 +62,9 @@ def test_auto_trains_with_eager_and_takes_the_same_step_as_sdpa(
     # both kernels compute the same attention: on-policy ratio 1, the same update
     assert m_auto["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     assert m_auto["train/loss"] == pytest.approx(m_sdpa["train/loss"], abs=1e-5)
+    # Adam's first step moves each weight by about lr * g / (|g| + eps): where a gradient
+    # element is near zero, the two kernels' last-bit differences change its update by
+    # ~1e-5 (seen: 1.08e-5 on one of 8192 weights); 1e-4 is a tenth of a step (lr 1e-3),
+    # while the loss above pins the kernels to 1e-5
     for a, b in zip(auto.model.parameters(), sdpa.model.parameters(), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=0)
