@@ -15,12 +15,12 @@ from reinforge.workflows.envs.webshop import StepWiseWebShopWorkflow, WebShopWor
 
 __all__ = [
     "AlfworldWorkflow",
-    "RAFTAlfworldWorkflow",
-    "RAFTReflectAlfworldWorkflow",
-    "StepWiseAlfworldWorkflow",
     "EmailSearchWorkflow",
     "FrozenLakeWorkflow",
+    "RAFTAlfworldWorkflow",
+    "RAFTReflectAlfworldWorkflow",
     "SciWorldWorkflow",
+    "StepWiseAlfworldWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseWebShopWorkflow",
     "WebShopWorkflow",

@@ -86,7 +86,9 @@ def make_env(name: str, game: dict[str, Any], **env_args: Any) -> AlfworldEnv:
     ``factory(game=game, **env_args)`` (another engine, or a stand-in in tests)."""
     if name == "textworld":
         if env_args:
-            raise ValueError(f"the textworld ALFWorld env takes no env_args, got {sorted(env_args)}")
+            raise ValueError(
+                f"the textworld ALFWorld env takes no env_args, got {sorted(env_args)}"
+            )
         return TextWorldAlfworldEnv(game)
     module, sep, attr = name.partition(":")
     if not sep:

@@ -87,7 +87,10 @@ def problem(scene: Scene) -> str:
 
     init = [f"(atLocation agent1 {start})"]
     for name, (kind, rid) in receptacles.items():
-        init += [f"(receptacleType {rid} {kind}Type)", f"(receptacleAtLocation {rid} {location[name]})"]
+        init += [
+            f"(receptacleType {rid} {kind}Type)",
+            f"(receptacleAtLocation {rid} {location[name]})",
+        ]
         if kind in OPENABLE:
             init.append(f"(openable {rid})")
     for kind, oid, where in objects:

@@ -113,7 +113,10 @@ class AlfworldSession:
         steps = int(s.max_env_steps)
         prompt = s.system_prompt.replace("{max_steps}", str(steps)) if s.system_prompt else None
         first = {"role": "user", "content": self._message()}
-        self.clean = [{"role": "system", "content": prompt or system_prompt(self.style, steps)}, first]
+        self.clean = [
+            {"role": "system", "content": prompt or system_prompt(self.style, steps)},
+            first,
+        ]
 
     async def close(self) -> None:
         """Close the environment; a failure here is logged, never raised over the episode's."""

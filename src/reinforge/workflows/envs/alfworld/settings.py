@@ -51,7 +51,9 @@ class AlfworldSettings:
         if settings.game is None and settings.game_file is None:
             settings._game_from_text(task)
         if int(settings.max_env_steps) < 1:
-            raise ValueError(f"alfworld max_env_steps must be at least 1, got {settings.max_env_steps}")
+            raise ValueError(
+                f"alfworld max_env_steps must be at least 1, got {settings.max_env_steps}"
+            )
         if float(settings.env_timeout) <= 0:
             raise ValueError(f"alfworld env_timeout must be positive, got {settings.env_timeout}")
         return settings
