@@ -37,7 +37,13 @@ from reinforge.workflows import (
     WebShopWorkflow,
     Workflow,
 )
-from reinforge.workflows.envs import EmailSearchWorkflow
+from reinforge.workflows.envs import (
+    AlfworldWorkflow,
+    EmailSearchWorkflow,
+    RAFTAlfworldWorkflow,
+    RAFTReflectAlfworldWorkflow,
+    StepWiseAlfworldWorkflow,
+)
 
 __all__ = [
     "WORKFLOWS",
@@ -47,6 +53,7 @@ __all__ = [
     "AgentScopeV1ReactSearchWorkflow",
     "AgentScopeWorkflowAdapter",
     "AgentScopeWorkflowAdapterV1",
+    "AlfworldWorkflow",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathRMWorkflow",
@@ -67,10 +74,13 @@ __all__ = [
     "MathWorkflow",
     "ModelWrapper",
     "MultiTurnWorkflow",
+    "RAFTAlfworldWorkflow",
+    "RAFTReflectAlfworldWorkflow",
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
     "SciWorldWorkflow",
     "SimpleWorkflow",
+    "StepWiseAlfworldWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
     "Task",
