@@ -5,7 +5,7 @@ without it they are skipped. ``player(mode)`` is a mock-engine reply rule
 * ``"win"``: plays the game's walkthrough, one command per observation so far;
 * ``"lost"``: answers every observation with a command the game does not admit;
 * ``"repeat"``: says ``look`` every time (the RAFT workflows stop it after three);
-* ``"win_sloppy"``: the walkthrough, without the ``<experience>`` part RAFT asks for;
+* ``"win_sloppy"``: the walkthrough, with the ``<experience>`` part RAFT asks for empty;
 * ``"repeat_then_win"``: ``repeat`` on a first attempt, ``win`` on a reflecting retry.
 
 ``style="raft"`` writes the three-part replies of the RAFT workflows.
@@ -26,9 +26,8 @@ RETRY_MARK = "That was your first attempt"
 
 def reply(action: str, style: str, experience: bool = True) -> str:
     if style == "raft":
-        lesson = (
-            "<experience>Look where such objects are kept.</experience>\n" if experience else ""
-        )
+        lesson = "Look where such objects are kept." if experience else ""
+        lesson = f"<experience>{lesson}</experience>\n"
         return f"{lesson}<think>next</think>\n<action>{action}</action>"
     return f"<think>next</think><action>{action}</action>"
 
