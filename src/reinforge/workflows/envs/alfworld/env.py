@@ -17,13 +17,22 @@ environment Trinity-RFT builds with ``textworld.gym``:
 kept by Fast Downward) behind ALFWorld's ``AlfredDemangler``, which names entities as
 the official games do (``cabinet 1``). It needs the ``alfworld`` extra. Unlike
 ``textworld.gym`` it sets no step limit of its own: the workflow's ``max_env_steps``
-is the limit. ``make_env`` builds the environment a task asks for.
+is the limit. TextWorld's PDDL parsing and Fast Downward's translator keep
+module-level state, so concurrent games in one process (the explorer runs many
+workflows on threads) take turns: every engine call holds one process-wide lock.
+Each call is short (loading a game takes about half a second, a step a few
+milliseconds). ``make_env`` builds the environment a task asks for.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any, Protocol
+
+
+#: serialises calls into the TextWorld engine (module docstring)
+ENGINE_LOCK = threading.RLock()
 
 
 class AlfworldEnv(Protocol):
@@ -55,8 +64,9 @@ class TextWorldAlfworldEnv:
     def __init__(self, game: dict[str, Any]) -> None:
         textworld, pddl_env, demangler = _engine()
         infos = textworld.EnvInfos(admissible_commands=True, won=True, feedback=True)
-        self._env = demangler(pddl_env(infos))
-        self._env.load(game)  # parses the domain, grammar and problem; raises on bad ones
+        with ENGINE_LOCK:
+            self._env = demangler(pddl_env(infos))
+            self._env.load(game)  # parses the domain, grammar and problem; raises on bad ones
         self._closed = False
 
     @staticmethod
@@ -67,17 +77,20 @@ class TextWorldAlfworldEnv:
         }
 
     def reset(self) -> tuple[str, dict[str, Any]]:
-        state = self._env.reset()
+        with ENGINE_LOCK:
+            state = self._env.reset()
         return str(state.feedback), self._info(state)
 
     def step(self, command: str) -> tuple[str, float, bool, dict[str, Any]]:
-        state, score, done = self._env.step(command)
+        with ENGINE_LOCK:
+            state, score, done = self._env.step(command)
         return str(state.feedback), float(score), bool(done), self._info(state)
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._env.close()
+            with ENGINE_LOCK:
+                self._env.close()
 
 
 def make_env(name: str, game: dict[str, Any], **env_args: Any) -> AlfworldEnv:
