@@ -14,9 +14,9 @@ pytest.importorskip("textworld")
 pytest.importorskip("fast_downward")
 pytest.importorskip("alfworld")
 
-from reinforge.buffer import SQLiteExperienceStorage  # noqa: E402
-from reinforge.cli.main import app  # noqa: E402
-from reinforge.core.state_hash import STATE_HASH  # noqa: E402
+from reinforge.buffer import SQLiteExperienceStorage
+from reinforge.cli.main import app
+from reinforge.core.state_hash import STATE_HASH
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "alfworld"
 CONFIGS = ["grpo", "multi_step_grpo", "raft", "raft_reflect"]
@@ -36,12 +36,13 @@ def _replies(raft: bool) -> dict[str, str]:
     return {k: f"{lesson}<think>next</think>\n<action>{v}</action>" for k, v in SCRIPT.items()}
 
 
-def _cli(config: str, run_dir: Path, mode: str, overrides: list[str]) -> None:
+def _cli(config: str, run_dir: Path, mode: str, overrides: list[str], code: int = 0) -> str:
     args = [mode, "-c", str(EXAMPLE / f"{config}.yaml"), "--run-dir", str(run_dir)]
     for item in [*overrides, "monitor.progress=false", "monitor.tensorboard=false"]:
         args += ["--set", item]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, (result.exception, result.output[-3000:])
+    assert result.exit_code == code, (result.exception, result.output[-3000:])
+    return result.output
 
 
 def _stored(run_dir: Path) -> list:
@@ -93,10 +94,14 @@ def test_example_trains_two_steps_on_the_tiny_model(
         "buffer.explorer_input.taskset.workflow_args.max_env_steps=3",
         "trainer.lr=1.0e-3",
     ]  # fmt: skip
-    _cli(config, run_dir, "run", overrides)
+    raft = config.startswith("raft")
+    # RAFT keeps only won games, and the tiny model wins none: every SFT step is
+    # skipped, which the run reports as its error (exit 2)
+    out = _cli(config, run_dir, "run", overrides, code=2 if raft else 0)
+    if raft:
+        assert "all 2 training steps of this run were skipped" in out
     exps = _stored(run_dir)
     assert exps
-    raft = config.startswith("raft")
     for exp in exps:  # the tiny random model never wins
         assert exp.metrics["success"] == 0.0
         if raft:  # not kept: nothing to train on, reward 0
