@@ -30,7 +30,6 @@ import importlib
 import threading
 from typing import Any, Protocol
 
-
 #: serialises calls into the TextWorld engine (module docstring)
 ENGINE_LOCK = threading.RLock()
 

@@ -50,6 +50,9 @@ class AlfworldSettings:
         settings = cls(**{k: v for k, v in merged.items() if k in known and v is not None})
         if settings.game is None and settings.game_file is None:
             settings._game_from_text(task)
+        named = settings.game_file
+        if settings.game is None and named in shipped_games() and not Path(named).exists():
+            settings.game, settings.game_file = named, None  # Trinity's key, a shipped name
         if int(settings.max_env_steps) < 1:
             raise ValueError(
                 f"alfworld max_env_steps must be at least 1, got {settings.max_env_steps}"
