@@ -1,5 +1,6 @@
 """The ALFWorld tests play real games on TextWorld's PDDL engine (the ``alfworld`` extra);
-without it they are skipped. ``player(mode)`` is a mock-engine reply rule
+without it they are skipped (each module calls ``pytest.importorskip``: a conftest
+cannot skip). ``player(mode)`` is a mock-engine reply rule
 ``(prompt_text, index) -> reply`` that finds the game by its goal in the prompt:
 
 * ``"win"``: plays the game's walkthrough, one command per observation so far;
@@ -14,10 +15,6 @@ without it they are skipped. ``player(mode)`` is a mock-engine reply rule
 from __future__ import annotations
 
 import pytest
-
-pytest.importorskip("textworld")
-pytest.importorskip("fast_downward")
-pytest.importorskip("alfworld")
 
 from reinforge.workflows.envs.alfworld import shipped_games
 

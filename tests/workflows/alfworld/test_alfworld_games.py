@@ -21,6 +21,10 @@ from reinforge.workflows.envs.alfworld import (
 from reinforge.workflows.envs.alfworld.games import DATA, goal_of
 from reinforge.workflows.envs.alfworld.scenes import TASK_TYPES
 
+# the real engine (the alfworld extra); without it this module is skipped
+for _module in ("textworld", "fast_downward", "alfworld"):
+    pytest.importorskip(_module)
+
 
 def _play(env, commands: list[str]) -> list[tuple[str, float, bool]]:
     return [env.step(c)[:3] for c in commands]

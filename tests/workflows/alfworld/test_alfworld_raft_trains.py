@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import torch
 
 from reinforge.core import Task
@@ -16,6 +17,10 @@ from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.models.tokenizer import HFChatTokenizer
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
+
+# the real engine (the alfworld extra); without it this module is skipped
+for _module in ("textworld", "fast_downward", "alfworld"):
+    pytest.importorskip(_module)
 
 GAME = "pick_cool_then_place_in_recep-2"
 
