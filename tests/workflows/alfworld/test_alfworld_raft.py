@@ -100,3 +100,14 @@ def test_a_retry_that_does_not_improve_is_not_kept(player) -> None:
     (exp,), _ = _run("RAFT_reflect_alfworld_workflow", player("repeat", "raft"))
     assert exp.info["raft_kept"] is False and exp.metrics["improved"] == 0.0
     assert not exp.action_mask.any() and exp.reward == 0.0
+
+
+def test_a_retry_whose_prompt_does_not_fit_keeps_nothing(player) -> None:
+    model = ModelWrapper(
+        MockEngine(replies=player("repeat_then_win", "raft"), max_model_len=3400),
+        enable_history=True,
+    )
+    task = Task(workflow="RAFT_reflect_alfworld_workflow", raw_task={"game": GAME})
+    (exp,) = asyncio.run(task.to_workflow(model).run_async())
+    assert exp.info["raft_kept"] is False and not exp.action_mask.any()
+    assert exp.info["termination_reason"] == "repeated_action"  # the first attempt's

@@ -126,6 +126,8 @@ class RAFTReflectAlfworldWorkflow(RAFTAlfworldWorkflow):
             second.won and second.steps < first.steps
         )
         kept = second.well_formed and improved
+        if not second.turns:  # the retry never got to reply (its prompt did not fit)
+            return self._finish(first_exps, first, False, improved=0.0)
         try:
             exp = splice(self.model, second.clean, second.turns)
         except SpliceError as err:
