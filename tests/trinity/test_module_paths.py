@@ -10,7 +10,8 @@ IMPORTS = {
     "reinforge.trinity.common.workflows": [
         "WORKFLOWS", "Workflow", "SimpleWorkflow", "Task", "AgentScopeWorkflowAdapter",
         "AgentScopeReActWorkflow", "AgentScopeReactMathWorkflow", "AgentScopeV0ReactMathWorkflow",
-        "AgentScopeV1ReactSearchWorkflow",
+        "AgentScopeV1ReactSearchWorkflow", "AlfworldWorkflow", "StepWiseAlfworldWorkflow",
+        "RAFTAlfworldWorkflow", "RAFTReflectAlfworldWorkflow",
     ],
     "reinforge.trinity.common.workflows.workflow": [
         "WORKFLOWS", "Workflow", "SimpleWorkflow", "MultiTurnWorkflow", "Task",
@@ -23,6 +24,15 @@ IMPORTS = {
     "reinforge.trinity.common.workflows.envs.frozen_lake.workflow": ["FrozenLakeWorkflow"],
     "reinforge.trinity.common.workflows.envs.webshop.webshop_workflow": [
         "WebShopWorkflow", "parse_action", "validate_action",
+    ],
+    "reinforge.trinity.common.workflows.envs.alfworld.alfworld_workflow": [
+        "AlfworldWorkflow", "StepWiseAlfworldWorkflow", "parse_action", "format_observation",
+    ],
+    "reinforge.trinity.common.workflows.envs.alfworld.RAFT_alfworld_workflow": [
+        "RAFTAlfworldWorkflow", "parse_response",
+    ],
+    "reinforge.trinity.common.workflows.envs.alfworld.RAFT_reflect_alfworld_workflow": [
+        "RAFTReflectAlfworldWorkflow", "parse_response",
     ],
     "reinforge.trinity.common.workflows.agentscope_workflow": [
         "AgentScopeWorkflowAdapter", "AgentScopeWorkflowAdapterV1", "WorkflowOutput", "JudgeOutput",

@@ -39,7 +39,13 @@ from reinforge.workflows import (
     WebShopWorkflow,
     Workflow,
 )
-from reinforge.workflows.envs import EmailSearchWorkflow
+from reinforge.workflows.envs import (
+    AlfworldWorkflow,
+    EmailSearchWorkflow,
+    RAFTAlfworldWorkflow,
+    RAFTReflectAlfworldWorkflow,
+    StepWiseAlfworldWorkflow,
+)
 
 __all__ = [
     "WORKFLOWS",
@@ -49,6 +55,7 @@ __all__ = [
     "AgentScopeV1ReactSearchWorkflow",
     "AgentScopeWorkflowAdapter",
     "AgentScopeWorkflowAdapterV1",
+    "AlfworldWorkflow",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathRMWorkflow",
@@ -70,11 +77,14 @@ __all__ = [
     "MathWorkflow",
     "ModelWrapper",
     "MultiTurnWorkflow",
+    "RAFTAlfworldWorkflow",
+    "RAFTReflectAlfworldWorkflow",
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
     "SciWorldWorkflow",
     "SimpleMMWorkflow",
     "SimpleWorkflow",
+    "StepWiseAlfworldWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
     "Task",

@@ -1,0 +1,1 @@
+"""Mirror of ``trinity.common.workflows.envs.alfworld``."""
