@@ -105,6 +105,31 @@ def test_logprobs_match_fresh_forward_for_concurrent_ragged_requests(
             assert_exact(model, prompt, comp)
 
 
+def test_identical_prompts_of_separate_requests_are_prefilled_once(
+    tiny_model_and_tokenizer: tuple[Any, Any],
+) -> None:
+    """The rollouts of one task arrive as separate requests with the same prompt: one
+    prefilled row serves them all, and each request keeps its own samples, exact
+    log-probs and seeded stream (the same as when sampled alone)."""
+    model, tokenizer = tiny_model_and_tokenizer
+    shared, other = prompt_of(20, 1), prompt_of(9, 2)
+    prompts = [shared, other, shared, shared]
+    params = [SamplingParams(n=2 if i == 3 else 1, max_tokens=8, seed=i) for i in range(4)]
+    with HFEngine(model=model, tokenizer=tokenizer, device="cpu", batch_window_ms=500) as engine:
+        futures = [engine.submit(p, sp) for p, sp in zip(prompts, params, strict=True)]
+        results = [f.result(timeout=60) for f in futures]
+        assert engine.stats["prefills"] == 1
+        assert engine.stats["shared_prefills"] == 2  # the 2nd and 3rd copies of `shared`
+        assert engine.stats["max_rows"] == 5
+    with HFEngine(model=model, tokenizer=tokenizer, device="cpu") as alone:
+        expected = [alone.submit(p, sp).result(timeout=60) for p, sp in zip(prompts, params, strict=True)]  # fmt: skip
+    for prompt, comps, alone_comps in zip(prompts, results, expected, strict=True):
+        assert [c.token_ids for c in comps] == [c.token_ids for c in alone_comps]
+        for comp in comps:
+            assert_exact(model, prompt, comp)
+    assert results[0][0].token_ids != results[2][0].token_ids  # seeds 0 and 2 differ
+
+
 def test_logprobs_are_raw_model_even_with_top_k_top_p(engine: HFEngine) -> None:
     prompt = prompt_of(12, 4)
     params = SamplingParams(n=2, max_tokens=10, seed=5, temperature=0.5, top_k=20, top_p=0.8)

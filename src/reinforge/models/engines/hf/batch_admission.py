@@ -96,13 +96,18 @@ class BatchAdmission(DecodeLoop):
         self.stats["prefills"] += 1
         if self._rows:
             self.stats["joins"] += 1
-        width = max(len(r.prompt_ids) for r in admitted)
+        # identical prompts (the rollouts of one task, each its own request) are
+        # prefilled once and fan out like the n samples of one request
+        unique: dict[tuple[int, ...], int] = {}
+        source = [unique.setdefault(tuple(req.prompt_ids), len(unique)) for req in admitted]
+        self.stats["shared_prefills"] += len(admitted) - len(unique)
+        width = max(len(prompt) for prompt in unique)
         pad = self.tokenizer.pad_token_id
-        ids = torch.full((len(admitted), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(admitted), width), dtype=torch.long)
-        for i, req in enumerate(admitted):
-            ids[i, width - len(req.prompt_ids) :] = torch.tensor(req.prompt_ids)
-            mask[i, width - len(req.prompt_ids) :] = 1
+        ids = torch.full((len(unique), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(unique), width), dtype=torch.long)
+        for i, prompt in enumerate(unique):
+            ids[i, width - len(prompt) :] = torch.tensor(prompt)
+            mask[i, width - len(prompt) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         cache = new_cache(self.model.config)
         out = self.model(
@@ -113,7 +118,7 @@ class BatchAdmission(DecodeLoop):
             use_cache=True,
             logits_to_keep=1,
         )
-        return self._start_rows(admitted, cache, mask, out.logits)
+        return self._start_rows(admitted, cache, mask, out.logits, source)
 
     def _prefill_multimodal(
         self, req: SampleRequest
@@ -176,10 +181,16 @@ class BatchAdmission(DecodeLoop):
         return self._start_rows([req for req, _, _ in reused], cache, mask, out.logits)
 
     def _start_rows(
-        self, admitted: list[SampleRequest], cache: Any, mask: torch.Tensor, logits: torch.Tensor
+        self,
+        admitted: list[SampleRequest],
+        cache: Any,
+        mask: torch.Tensor,
+        logits: torch.Tensor,
+        source: list[int] | None = None,
     ) -> tuple[Any, torch.Tensor, torch.Tensor, list[BatchRow]]:
         """One row per sample of each prefilled request (``n`` rows share its cache),
-        with its first token sampled from the prompt's last logits."""
+        with its first token sampled from the prompt's last logits. ``source[i]`` is
+        the prefilled row holding request ``i``'s prompt (row ``i`` when None)."""
         fan_out: list[int] = []
         new_rows: list[BatchRow] = []
         for i, req in enumerate(admitted):
@@ -188,9 +199,9 @@ class BatchAdmission(DecodeLoop):
             max_new = min(req.params.max_tokens, self.max_model_len - len(req.prompt_ids))
             for k in range(req.params.n):
                 new_rows.append(BatchRow(req, k, random.Random(self._row_seed(req, k)), max_new))
-                fan_out.append(i)
+                fan_out.append(i if source is None else source[i])
         index = torch.tensor(fan_out, device=self.device)
-        if fan_out != list(range(len(admitted))):
+        if fan_out != list(range(logits.shape[0])):
             cache.batch_select_indices(index)
         tokens = self._sample(logits[index, -1], new_rows)
         return cache, mask[index], tokens, new_rows

@@ -139,13 +139,15 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._top_ks: list[int] = []
         self._top_ps: list[float] = []
         #: counters for benchmarks and tests: decode steps, prefills, prefills that
-        #: joined a running batch, sampled tokens, largest batch seen, and seconds
-        #: spent prefilling / decoding (wall clock of the worker thread)
+        #: joined a running batch, requests whose identical prompt was prefilled for
+        #: another request of the same prefill, sampled tokens, largest batch seen, and
+        #: seconds spent prefilling / decoding (wall clock of the worker thread)
         self.stats: dict[str, float] = {
             "decode_steps": 0,
             "cancelled_rows": 0,
             "prefills": 0,
             "joins": 0,
+            "shared_prefills": 0,
             "generated_tokens": 0,
             "max_rows": 0,
             "prefill_s": 0.0,
