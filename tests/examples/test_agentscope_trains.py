@@ -198,3 +198,55 @@ def yaml_with_mock(path: Path, replies: dict[str, str], tmp_path: Path) -> Path:
     copy = tmp_path / path.name
     copy.write_text(yaml.safe_dump(config, sort_keys=False))
     return copy
+
+
+REACT_WORKFLOWS = [
+    "agentscope_react_workflow",
+    "agentscope_react_math_workflow",
+    "agentscopev0_react_math_workflow",
+]
+
+
+@pytest.mark.parametrize("workflow", REACT_WORKFLOWS)
+def test_the_react_workflows_train_two_steps_on_the_tiny_model(
+    tmp_path: Path, workflow: str, tiny_model_path
+) -> None:
+    """examples/agentscope/react_math.yaml with each ReAct workflow of the family, on the
+    tiny random model: 2 GRPO steps through `reinforge run`, every agent model call a
+    stored experience whose prompt holds the task's question, trained on-policy. The
+    tiny model never answers right (reward 0 everywhere), so the filter that drops
+    all-equal groups is off and the steps train on zero advantages."""
+    source = EXAMPLE / "react_math.yaml"
+    config = tmp_path / "react.yaml"
+    text = source.read_text().replace("../arithmetic/", str(EXAMPLE.parent / "arithmetic") + "/")
+    config.write_text(text.replace("agentscope_react_math_workflow", workflow))
+    run_dir = tmp_path / "run"
+    overrides = [
+        "model.model_path=tiny-random-smollm2", "model.max_response_tokens=8",
+        "buffer.total_steps=2", "buffer.batch_size=2",
+        "buffer.explorer_input.taskset.repeat_times=2", "buffer.experience_pipeline.operators=[]",
+        "monitor.progress=false", "monitor.tensorboard=false", "monitor.plot=false",
+    ]  # fmt: skip
+    args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
+    for item in overrides:
+        args += ["--set", item]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, (result.exception, result.output[-3000:])
+    storage = SQLiteExperienceStorage(run_dir / "buffer.db")
+    try:
+        exps, records = storage.read(), storage.task_results()
+    finally:
+        storage.close()
+    assert records and all(r.status == "ok" for r in records), [r.error for r in records]
+    assert len(exps) >= 2 * 2 * 2  # at least one model call per agent run
+    tokenizer = _tokenizer(tiny_model_path)
+    rows = (EXAMPLE.parent / "arithmetic" / "data" / "train.jsonl").read_text().splitlines()
+    questions = {json.loads(line)["question"] for line in rows}
+    for exp in exps:
+        prompt = tokenizer.decode(exp.tokens[: exp.prompt_length].tolist())
+        assert any(q in prompt for q in questions), prompt[-300:]
+        assert exp.reward == 0.0
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    trained = [r for r in rows if "train/loss" in r]
+    assert [r["step"] for r in trained] == [1, 2]
+    assert all(abs(r["train/sampler/ratio_mean"] - 1) < 0.01 for r in trained), trained
