@@ -33,8 +33,8 @@ from reinforge.workflows.envs.alfworld.prompts import reflection_message
 from reinforge.workflows.envs.alfworld.session import AlfworldSession
 from reinforge.workflows.envs.alfworld.settings import AlfworldSettings
 from reinforge.workflows.envs.alfworld.trajectory import SpliceError, splice
-from reinforge.workflows.step_wise import require_history
-from reinforge.workflows.workflow import WORKFLOWS, Workflow
+from reinforge.workflows.envs.session_workflow import EpisodeSessionWorkflow
+from reinforge.workflows.workflow import WORKFLOWS
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +49,8 @@ def _drop(exp: Experience) -> Experience:
 
 
 @WORKFLOWS.register_module("RAFT_alfworld_workflow")
-class RAFTAlfworldWorkflow(Workflow):
+class RAFTAlfworldWorkflow(EpisodeSessionWorkflow):
     """One attempt; kept for SFT when it won with well-formed replies (module docstring)."""
-
-    is_async = True
-    can_reset = True
-    can_repeat = False
-
-    def __init__(self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None):
-        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
-        require_history(model, type(self).__name__)
-        self.client = model.get_openai_async_client()
-        self.reset(task)
 
     def reset(self, task: Task) -> None:
         self.task = task
@@ -77,7 +67,8 @@ class RAFTAlfworldWorkflow(Workflow):
         )
         try:
             await session.open()
-            await session.play()
+            while await session.act():
+                pass
         finally:
             await session.close()
         return session

@@ -217,11 +217,6 @@ class AlfworldSession:
         self.clean.append({"role": "user", "content": self._message()})
         return True
 
-    async def play(self) -> None:
-        """Act until the episode ends."""
-        while await self.act():
-            pass
-
     # ---- the outcome -------------------------------------------------------------------
 
     @property

@@ -21,107 +21,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from reinforge.core import Experience, Task
+from reinforge.workflows.envs.session_workflow import (
+    EpisodeSessionWorkflow,
+    StepWiseSessionWorkflow,
+)
 from reinforge.workflows.envs.webshop.session import WebShopSession
 from reinforge.workflows.envs.webshop.settings import WebShopSettings
-from reinforge.workflows.step_wise import AsyncRewardPropagationWorkflow, require_history
-from reinforge.workflows.workflow import WORKFLOWS, Workflow
+from reinforge.workflows.workflow import WORKFLOWS
 
 
 @WORKFLOWS.register_module("webshop_workflow")
-class WebShopWorkflow(Workflow):
+class WebShopWorkflow(EpisodeSessionWorkflow):
     """One WebShop episode per run, as one token-exact multi-turn experience."""
 
-    is_async = True
-    can_reset = True
-    can_repeat = False
-
-    def __init__(self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None):
-        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
-        require_history(model, type(self).__name__)
-        self.client = model.get_openai_async_client()
-        self.reset(task)
-
-    def reset(self, task: Task) -> None:
-        self.task = task
-        self.settings = WebShopSettings.from_task(task)
-
-    @property
-    def max_env_steps(self) -> int:
-        return int(self.settings.max_env_steps)
-
-    async def run_async(self) -> list[Experience]:
-        self.model.extract_experience_from_history()  # start from a clean history
-        session = WebShopSession(self.settings, self.model, self.client, self.task.rollout_args)
-        try:
-            await session.open()
-            while await session.act():
-                pass
-        finally:
-            await session.close()
-        exps = self.model.extract_experience_from_history(shape="conversation")
-        for i, exp in enumerate(exps):
-            exp.eid.step = i
-            exp.reward = session.reward
-            exp.info.update(session.info())
-            exp.info["segments"] = len(exps)
-            exp.metrics.update(session.metrics())
-        return exps
+    settings_type = WebShopSettings
+    session_type = WebShopSession
 
 
 @WORKFLOWS.register_module("step_wise_webshop_workflow")
-class StepWiseWebShopWorkflow(AsyncRewardPropagationWorkflow):
+class StepWiseWebShopWorkflow(StepWiseSessionWorkflow):
     """WebShop with one experience per step, each rewarded with the episode's outcome
     and marked with the hash of the page it acted on (``info["state_hash"]``); train
     it with ``multi_step_grpo`` or ``gigpo``."""
 
-    can_reset = True
+    settings_type = WebShopSettings
+    session_type = WebShopSession
 
-    def __init__(
-        self,
-        *,
-        task: Task,
-        model: Any,
-        auxiliary_models: list[Any] | None = None,
-        use_openai_client: bool = True,
-    ) -> None:
-        if not use_openai_client:
-            raise ValueError("step_wise_webshop_workflow talks to the policy through its client")
-        super().__init__(task=task, model=model, auxiliary_models=auxiliary_models)
-        self.reset(task)
-
-    def reset(self, task: Task) -> None:
-        self.task = task
-        self.settings = WebShopSettings.from_task(task)
-        self.session: WebShopSession | None = None
-
-    @property
-    def max_step_num(self) -> int:
-        return int(self.settings.max_env_steps)
-
-    async def step(self, step_num: int) -> bool:
-        assert self.session is not None
-        self.mark_state(self.session.observation)
-        return await self.session.act()
-
-    def reward(self, exps: list[Experience]) -> float:
-        assert self.session is not None
-        return self.session.reward
-
-    def _finish(self, exps: list[Experience], env_steps: int) -> list[Experience]:
-        exps = super()._finish(exps, env_steps)
-        assert self.session is not None
-        for exp in exps:
-            exp.info.update(self.session.info())
-            exp.metrics.update(self.session.metrics())
-        return exps
-
-    async def run_async(self) -> list[Experience]:
-        self.session = WebShopSession(
-            self.settings, self.model, self.client, self.task.rollout_args
-        )
-        try:
-            await self.session.open()
-            return await self._loop_async()
-        finally:
-            await self.session.close()
+    def state_of(self, session: Any) -> str:
+        return session.observation
