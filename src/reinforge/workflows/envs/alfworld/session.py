@@ -18,8 +18,6 @@ system prompt, observations and replies): the trajectory kept for training.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -35,9 +33,8 @@ from reinforge.workflows.envs.alfworld.prompts import (
     well_formed,
 )
 from reinforge.workflows.envs.alfworld.settings import AlfworldSettings
+from reinforge.workflows.envs.env_call import call_env, close_env
 from reinforge.workflows.multi_turn import context_full
-
-log = logging.getLogger(__name__)
 
 #: ``info["termination_reason"]`` of an episode stopped for repeating one command
 REPEATED_ACTION = "repeated_action"
@@ -82,21 +79,10 @@ class AlfworldSession:
     # ---- the environment, guarded ------------------------------------------------------
 
     async def _env(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-        timeout = float(self.settings.env_timeout)
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(fn, *args), timeout)
-        except TimeoutError:
-            raise AlfworldEnvError(
-                f"the ALFWorld environment did not answer {what} within {timeout:g}s "
-                f"(game {self.settings.label}; termination: error)"
-            ) from None
-        except AlfworldGameError as err:
-            raise AlfworldEnvError(f"{err} (termination: error)") from err
-        except Exception as err:
-            raise AlfworldEnvError(
-                f"the ALFWorld environment failed in {what}: {type(err).__name__}: {err} "
-                f"(game {self.settings.label}; termination: error)"
-            ) from err
+        return await call_env(
+            AlfworldEnvError, "ALFWorld", what, float(self.settings.env_timeout),
+            f"game {self.settings.label}; ", fn, *args, complete=(AlfworldGameError,),
+        )  # fmt: skip
 
     def _game(self) -> dict[str, Any]:
         s = self.settings
@@ -123,10 +109,7 @@ class AlfworldSession:
         if self.env is None:
             return
         env, self.env = self.env, None
-        try:
-            await self._env("close", env.close)
-        except AlfworldEnvError as err:
-            log.warning("%s", err)
+        await close_env(env, self._env, AlfworldEnvError)
 
     def _see(self, observation: str, info: dict[str, Any]) -> None:
         self.observation = str(observation)

@@ -12,12 +12,11 @@ environment. Every call into the environment runs on a worker thread under
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from reinforge.core import TerminationReason
+from reinforge.workflows.envs.env_call import call_env, close_env
 from reinforge.workflows.envs.webshop.env import WebShopEnv, make_env
 from reinforge.workflows.envs.webshop.prompts import (
     observation_message,
@@ -27,8 +26,6 @@ from reinforge.workflows.envs.webshop.prompts import (
 )
 from reinforge.workflows.envs.webshop.settings import WebShopSettings
 from reinforge.workflows.multi_turn import context_full
-
-log = logging.getLogger(__name__)
 
 
 class WebShopEnvError(RuntimeError):
@@ -58,18 +55,7 @@ class WebShopSession:
 
     async def _env(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         timeout = float(self.settings.env_timeout)
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(fn, *args, **kwargs), timeout)
-        except TimeoutError:
-            raise WebShopEnvError(
-                f"the WebShop environment did not answer {what} within {timeout:g}s "
-                "(termination: error)"
-            ) from None
-        except Exception as err:
-            raise WebShopEnvError(
-                f"the WebShop environment failed in {what}: {type(err).__name__}: {err} "
-                "(termination: error)"
-            ) from err
+        return await call_env(WebShopEnvError, "WebShop", what, timeout, "", fn, *args, **kwargs)
 
     async def open(self) -> None:
         s = self.settings
@@ -88,10 +74,7 @@ class WebShopSession:
         if self.env is None:
             return
         env, self.env = self.env, None
-        try:
-            await self._env("close", env.close)
-        except WebShopEnvError as err:
-            log.warning("%s", err)
+        await close_env(env, self._env, WebShopEnvError)
 
     async def _available(self) -> dict[str, Any] | None:
         assert self.env is not None
