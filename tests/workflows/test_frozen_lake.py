@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections import deque
 
 import pytest
 
@@ -16,33 +15,14 @@ from reinforge.models import ModelWrapper
 from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import WORKFLOWS, FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
 from reinforge.workflows.envs import frozen_lake_env as fl
-from reinforge.workflows.envs.frozen_lake import FrozenLakeSettings
+from reinforge.workflows.envs.frozen_lake import FrozenLakeSettings, demonstration
 
 MAP = ["SFF", "FHF", "FFG"]  # start top-left, hole in the middle, goal bottom-right
 DELTA = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
 
 
 def _solve(desc: list[str]) -> list[int]:
-    """Shortest list of custom actions from S to G avoiding holes."""
-    size = len(desc)
-    start = next((r, c) for r in range(size) for c in range(size) if desc[r][c] == "S")
-    prev: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {start: None}
-    todo = deque([start])
-    while todo:
-        pos = todo.popleft()
-        if desc[pos[0]][pos[1]] == "G":
-            path = []
-            while prev[pos] is not None:
-                pos, action = prev[pos]  # type: ignore[misc]
-                path.append(action)
-            return path[::-1]
-        for action, (dr, dc) in DELTA.items():
-            nxt = (pos[0] + dr, pos[1] + dc)
-            inside = 0 <= nxt[0] < size and 0 <= nxt[1] < size
-            if inside and nxt not in prev and desc[nxt[0]][nxt[1]] != "H":
-                prev[nxt] = (pos, action)
-                todo.append(nxt)
-    raise AssertionError("unsolvable map")
+    return fl.shortest_moves(desc)
 
 
 def _scripted(replies: list[str]) -> ModelWrapper:
@@ -75,6 +55,56 @@ def test_random_maps_are_solvable_and_seeded(seed: int) -> None:
     assert text.count("S") == 1 and text.count("G") == 1
     assert set(text) <= set("SFHG")
     _solve(desc)
+
+
+def _walk(desc: list[str], moves: tuple[int, ...]) -> str:
+    """The tile a move sequence ends on (stopping at a hole or the goal)."""
+    size = len(desc)
+    r, c = next((r, c) for r in range(size) for c in range(size) if desc[r][c] == "S")
+    for move in moves:
+        dr, dc = DELTA[move]
+        r, c = min(max(r + dr, 0), size - 1), min(max(c + dc, 0), size - 1)
+        if desc[r][c] in "HG":
+            break
+    return desc[r][c]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_shortest_moves_reach_the_goal_and_none_shorter_does(seed: int) -> None:
+    desc = fl.generate_map(4, 0.8, seed)
+    moves = fl.shortest_moves(desc)
+    env = fl.TextFrozenLake(desc=desc)
+    for move in moves:
+        env.step(move)
+    assert env.success()
+    for length in range(len(moves)):
+        shorter = itertools.product(fl.MOVES, repeat=length)
+        assert not any(_walk(desc, seq) == "G" for seq in shorter)
+
+
+def test_shortest_moves_of_an_unreachable_goal_raise() -> None:
+    with pytest.raises(ValueError, match="cannot be reached"):
+        fl.shortest_moves(["SH", "HG"])
+
+
+def test_a_demonstration_is_the_conversation_the_workflow_has() -> None:
+    """Replaying a demonstration's replies through the workflow wins and shows the
+    very observations the demonstration holds (so SFT on it teaches the real game)."""
+    demo = demonstration(FrozenLakeSettings(seed=11, size=4, p=0.8))
+    messages = demo["messages"]
+    assert [m["role"] for m in messages[:2]] == ["system", "user"]
+    assert messages[-1]["role"] == "assistant"
+    replies = [m["content"] for m in messages if m["role"] == "assistant"]
+    assert len(replies) == len(fl.shortest_moves(fl.generate_map(4, 0.8, 11)))
+    model = _scripted(replies)
+    (exp,) = _run(_task(seed=11, size=4, p=0.8), model)
+    assert exp.reward == 1.0 and exp.metrics["env_steps"] == len(replies)
+    text = model.tokenizer.decode(exp.tokens.tolist(), skip_special_tokens=False)
+    position = 0
+    for message in messages:
+        found = text.find(message["content"], position)
+        assert found >= 0, message
+        position = found + len(message["content"])
 
 
 def test_map_arguments_are_checked() -> None:

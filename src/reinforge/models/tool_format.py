@@ -23,12 +23,12 @@ from typing import Any
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 
+#: kept short: on a CPU every prompt token is paid for in every rollout and every
+#: training row (this is about 55 tokens, plus the schemas)
 TOOLS_SYSTEM_PROMPT = (
-    "You can call functions to help with the request. The available functions are "
-    "listed as JSON schemas between <tools> and </tools>:\n<tools>{tools}</tools>\n"
-    "To call functions, reply with a JSON list of calls between <tool_call> and "
-    '</tool_call>, for example:\n<tool_call>[{{"name": "function_name", "arguments": '
-    '{{"argument": "value"}}}}]</tool_call>\nIf no function fits, answer in plain text.'
+    "Functions you can call (JSON schemas):\n<tools>{tools}</tools>\n"
+    'To call, reply <tool_call>[{{"name": "function_name", "arguments": '
+    '{{"argument": "value"}}}}]</tool_call>; otherwise answer in plain text.'
 )
 
 

@@ -229,9 +229,22 @@ function renderTokens(box, note, t, key) {
   }, piece.replace(/\n/g, "↵\n"))));
 }
 
+// the experience on show and the one asked for last: a click on the one on show only
+// scrolls to it, and a reply that arrives after a later click is dropped, so quick
+// clicks never leave the detail showing (or re-drawing) an experience not asked for last
+let shownExperience = null;
+let wantedExperience = null;
+
 async function showExperience(id) {
-  const x = await api(`/api/experience/${id}`);
   const box = $("#detail");
+  wantedExperience = id;
+  if (id === shownExperience) {
+    box.scrollIntoView({ block: "start" });
+    return;
+  }
+  const x = await api(`/api/experience/${id}`);
+  if (wantedExperience !== id) return;
+  shownExperience = id;
   const info = x.info || {};
   const kv = [["step", x.step], ["task", x.task], ["run", x.run], ["reward", fmt(x.reward, 4)],
     ["taskset", x.taskset], ["model version", info.model_version], ["masked", x.masked ? info.mask_reason || "yes" : "no"],

@@ -14,6 +14,9 @@ Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 ``size`` (4), ``p`` (0.8, chance of a frozen tile), ``seed`` (42), ``is_slippery``
 (false), ``desc`` (a fixed map instead of a random one), ``max_steps`` (10; alias
 ``agent_max_steps``), ``system_prompt``, ``invalid_action_penalty`` (0.0, step-wise).
+
+``demonstration`` writes an optimal player's conversation on a map, for supervised
+warm starts (``examples/frozen_lake/sft.yaml``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.workflows.envs import frozen_lake_env
-from reinforge.workflows.envs.frozen_lake_env import TextFrozenLake
+from reinforge.workflows.envs.frozen_lake_env import ACTION_NAMES, TextFrozenLake
 from reinforge.workflows.envs.frozen_lake_prompts import feedback, start_messages
 from reinforge.workflows.multi_turn import MultiTurnWorkflow, context_full
 from reinforge.workflows.step_wise import StepWiseRewardWorkflow
@@ -83,6 +86,23 @@ class EpisodeStats:
             "effective_action_ratio": self.effective / steps,
             "context_full": float(self.context_full),
         }
+
+
+def demonstration(settings: FrozenLakeSettings) -> dict[str, Any]:
+    """The conversation of an optimal player on this map, as ``frozen_lake_workflow``
+    has it (same system prompt, observations and feedback), for supervised warm
+    starts: ``{"messages": [...]}`` ending with the move that reaches the goal."""
+    env = settings.make_env()
+    messages = start_messages(env, settings.system_prompt)
+    for action in frozen_lake_env.shortest_moves(env.desc):
+        messages.append({"role": "assistant", "content": f"```{ACTION_NAMES[action]}```"})
+        result = env.step(action)
+        if result.done:
+            break
+        messages.append({"role": "user", "content": feedback(action, result)})
+    if not env.success():
+        raise RuntimeError(f"the shortest walk on map {env.desc} did not reach the goal")
+    return {"messages": messages}
 
 
 @WORKFLOWS.register_module("frozen_lake_workflow")

@@ -74,6 +74,35 @@ def _reachable(grid: list[list[str]], start: tuple[int, int], goal: tuple[int, i
     return False
 
 
+def shortest_moves(desc: list[str]) -> list[int]:
+    """The moves (custom actions) of a shortest walk from S to G on a gymnasium map,
+    ties broken in the order Left, Down, Right, Up; raises ``ValueError`` if G is
+    unreachable."""
+    size = len(desc)
+    cells = [(r, c) for r in range(size) for c in range(size)]
+    start = next(cell for cell in cells if desc[cell[0]][cell[1]] == "S")
+    came_from: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {start: None}
+    todo = deque([start])
+    steps = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
+    while todo:
+        r, c = todo.popleft()
+        if desc[r][c] == "G":
+            moves: list[int] = []
+            cell: tuple[int, int] = (r, c)
+            while (link := came_from[cell]) is not None:
+                cell, move = link
+                moves.append(move)
+            return moves[::-1]
+        for move in MOVES:
+            dr, dc = steps[move]
+            nr, nc = r + dr, c + dc
+            inside = 0 <= nr < size and 0 <= nc < size
+            if inside and desc[nr][nc] != "H" and (nr, nc) not in came_from:
+                came_from[(nr, nc)] = ((r, c), move)
+                todo.append((nr, nc))
+    raise ValueError(f"the goal of map {desc} cannot be reached")
+
+
 def generate_map(size: int, p: float, seed: int, max_tries: int = 1000) -> list[str]:
     """A ``size`` x ``size`` gymnasium map (rows of S/F/H/G) with a reachable goal."""
     if size < 2:
