@@ -11,7 +11,9 @@ from reinforge.core.strict_model import StrictModel
 
 class HFEngineOptions(StrictModel):
     device: str | None = None
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    #: auto: bfloat16 where the device computes it natively (GPUs, CPUs with AVX-512
+    #: BF16 / AMX), else float32 (reinforge.core.precision)
+    dtype: Literal["float32", "bfloat16", "float16", "auto"] = "float32"
     max_batch_size: int = Field(64, ge=1)
     batch_window_ms: float = Field(20.0, ge=0)
     seed: int = 0

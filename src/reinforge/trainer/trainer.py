@@ -39,6 +39,7 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES, sft_loss
 from reinforge.algorithms.spec import NO_ADVANTAGE
+from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
     LOSS,
@@ -85,6 +86,10 @@ class Trainer:
         self.spec: AlgorithmSpec = resolve_algorithm(cfg.algorithm, cfg.algorithm_args)
         self.pad_token_id = pad_token_id
         self.device = device
+        #: ``cfg.mixed_precision`` with ``auto`` resolved for this device ("no" or "bf16")
+        self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, device)
+        if cfg.dtype == "bfloat16":
+            warn_if_emulated(device, "trainer.dtype: bfloat16")
         self.model = load_policy(model_path, cfg, device)
         self.ref_model = None
         if self.spec.use_reference and not cfg.lora.enabled:
@@ -93,7 +98,7 @@ class Trainer:
             # under bf16 autocast its matmuls see bf16 weights anyway: store them so
             # (half the memory, no cast per forward); otherwise the policy's dtype
             ref_dtype = (
-                torch.bfloat16 if cfg.mixed_precision == "bf16" else getattr(torch, cfg.dtype)
+                torch.bfloat16 if self.mixed_precision == "bf16" else getattr(torch, cfg.dtype)
             )
             self.ref_model = (
                 model_class(model_path)
@@ -139,7 +144,7 @@ class Trainer:
 
         Without autocast's cast cache: each weight is used once per forward anyway, and
         the cache would hold a bf16 copy of the whole model until the forward ends."""
-        if self.cfg.mixed_precision != "bf16":
+        if self.mixed_precision != "bf16":
             return contextlib.nullcontext()
         device_type = torch.device(self.device).type
         return torch.autocast(device_type=device_type, dtype=torch.bfloat16, cache_enabled=False)

@@ -58,11 +58,12 @@ class TrainerConfig(StrictModel):
     update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     dtype: Literal["float32", "bfloat16"] = "float32"
-    mixed_precision: Literal["no", "bf16"] = Field(
+    mixed_precision: Literal["no", "bf16", "auto"] = Field(
         "no",
         description="bf16: run the forward passes (policy and reference) under bfloat16 "
         "autocast while weights, gradients and optimizer state stay in `dtype`; much "
-        "faster on CPUs with AVX-512 BF16 / AMX and on GPUs",
+        "faster on CPUs with AVX-512 BF16 / AMX and on GPUs, many times slower on CPUs "
+        "that emulate it (AVX2 only); auto: bf16 where it is native, else no",
     )
     gradient_checkpointing: bool = False
     attn_implementation: Literal["auto", "sdpa", "eager"] = Field(

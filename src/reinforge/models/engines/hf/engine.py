@@ -59,6 +59,7 @@ from reinforge.models.engine import (
     check_token_ids,
     failed_future,
 )
+from reinforge.core.precision import resolve_dtype
 from reinforge.models.engines.hf.batch_admission import BatchAdmission
 from reinforge.models.engines.hf.kv_cache import only_slab_layers
 from reinforge.models.engines.hf.loading import load_causal_lm
@@ -106,6 +107,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
         if model is None:
             if model_path is None:
                 raise ValueError("HFEngine needs model_path or model")
+            dtype = resolve_dtype(dtype, self.device, "model.hf.dtype")
             model, tokenizer = load_causal_lm(model_path, self.device, getattr(torch, dtype))
         if hasattr(tokenizer, "image_processor") and hasattr(tokenizer, "tokenizer"):
             self.processor, tokenizer = tokenizer, tokenizer.tokenizer  # a VLM's processor
