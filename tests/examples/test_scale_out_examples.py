@@ -53,7 +53,9 @@ def sampling_gap(exps: list[Experience], model_path: Path, weights: dict | None 
 # starts vLLM (and Ray) and trains the 135M model twice: ~2-3 min alone, and past the
 # default 300 s when another test suite or a benchmark shares the 2 cores
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("example", ["vllm", "ray"])
+# the ray example is the vllm one with cluster.backend: ray, so its run covers vLLM too;
+# the vllm example's own run (its TIS correction) is in the extended suite
+@pytest.mark.parametrize("example", [pytest.param("vllm", marks=pytest.mark.extended), "ray"])
 def test_example_trains_two_steps(
     example: str, vllm_python: str, tmp_path: Path, vllm_processes_under
 ) -> None:

@@ -120,8 +120,11 @@ def test_a_killed_runner_actor_loses_nothing(
     assert sorted(r.task_id for r in results) == [str(i) for i in range(8)]
 
 
+# extended: two vLLM starts (~2 min); a killed vLLM replica coming back with the newest
+# weights is in the default suite (tests/models/engines/test_vllm_engine.py)
 @pytest.mark.slow
 @pytest.mark.vllm
+@pytest.mark.extended
 def test_a_killed_replica_actor_comes_back(
     local_ray: None, vllm_python: str, real_model_path: Path, tmp_path: Path, vllm_processes_under
 ) -> None:

@@ -23,7 +23,9 @@ from reinforge.trainer.policy_model import load_policy
 from reinforge.trainer.token_logprobs import token_logprobs
 from reinforge.trainer.trainer_config import TrainerConfig
 
-pytestmark = pytest.mark.vllm
+# extended: tests/examples/test_multimodal_trains.py trains on images with vLLM and
+# checks the same agreement (ratio 1 within 1e-3) in the default suite
+pytestmark = [pytest.mark.vllm, pytest.mark.extended]
 
 
 def _image(circles: int) -> Image.Image:
