@@ -56,8 +56,6 @@ def test_the_engine_and_trainer_apply_auto(native: bool, tiny_model_path: Path) 
         assert engine.model.dtype == (torch.bfloat16 if native else torch.float32)
     finally:
         engine.close()
-    trainer = Trainer(
-        tiny_model_path, TrainerConfig(mixed_precision="auto"), pad_token_id=0
-    )
+    trainer = Trainer(tiny_model_path, TrainerConfig(mixed_precision="auto"), pad_token_id=0)
     assert trainer.mixed_precision == ("bf16" if native else "no")
     assert isinstance(trainer._autocast(), torch.autocast) == native

@@ -39,7 +39,6 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES, sft_loss
 from reinforge.algorithms.spec import NO_ADVANTAGE
-from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
     LOSS,
@@ -57,6 +56,7 @@ from reinforge.core.metric_names import (
     TRAIN_TOKENS,
     train_metric,
 )
+from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.old_logprobs import (

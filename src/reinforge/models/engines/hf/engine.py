@@ -52,6 +52,7 @@ from typing import Any
 
 import torch
 
+from reinforge.core.precision import resolve_dtype
 from reinforge.models.engine import (
     Completion,
     InferenceEngine,
@@ -59,7 +60,6 @@ from reinforge.models.engine import (
     check_token_ids,
     failed_future,
 )
-from reinforge.core.precision import resolve_dtype
 from reinforge.models.engines.hf.batch_admission import BatchAdmission
 from reinforge.models.engines.hf.kv_cache import only_slab_layers
 from reinforge.models.engines.hf.loading import load_causal_lm
