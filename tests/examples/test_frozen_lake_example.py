@@ -20,7 +20,7 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_make_data_reproduces_the_shipped_files(tmp_path: Path, capsys) -> None:
+def test_make_data_reproduces_the_shipped_files(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("frozen_lake_make_data", EXAMPLE / "make_data.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
