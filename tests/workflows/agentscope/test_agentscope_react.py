@@ -116,4 +116,3 @@ def test_an_agent_that_never_answers_ends_after_the_grace_iterations(explore) ->
     assert len(out.experiences) == 2 + 5  # max_iters, then AgentScope's 5 grace iterations
     assert {e.reward for e in out.experiences} == {0.0}
     assert "reached the maximum reasoning-acting iterations" in out.experiences[-1].prompt_text
-
