@@ -106,36 +106,7 @@ def test_grpo_config_loads_and_runs_the_same_agent() -> None:
         assert (EXAMPLE / taskset.path).is_file()
 
 
-def test_sft_then_grpo_configs_chain_on_the_tiny_model(tmp_path: Path) -> None:
+def test_sft_then_grpo_configs_chain_on_the_tiny_model(sft_then_grpo) -> None:
     """`make demo-agent` in miniature: sft.yaml trains and checkpoints, and grpo.yaml as
-    shipped starts from that checkpoint through model.init_from (the tiny model's
-    weights stand in for SmolLM2's; one step each, no evals)."""
-    tiny = ("--set", "model.model_path=tiny-random-smollm2", "--set", "buffer.total_steps=1")
-    no_eval = ("--set", "buffer.explorer_input.eval_tasksets=[]")
-    sft_dir, grpo_dir = tmp_path / "sft", tmp_path / "grpo"
-    sft = CliRunner().invoke(
-        app,
-        ["run", "-c", str(EXAMPLE / "sft.yaml"), "--run-dir", str(sft_dir), *tiny, *no_eval],
-    )
-    assert sft.exit_code == 0, sft.output
-    assert (sft_dir / "checkpoints" / "step_1" / "state.json").is_file()
-    (row,) = [r for r in read_jsonl(sft_dir / "metrics.jsonl") if "train/sft/loss" in r]
-    assert row["step"] == 1
-
-    grpo = CliRunner().invoke(
-        app,
-        [
-            "run", "-c", str(EXAMPLE / "grpo.yaml"), "--run-dir", str(grpo_dir), *tiny, *no_eval,
-            "--set", f"model.init_from={sft_dir}", "--set", "buffer.batch_size=2",
-            "--set", "buffer.explorer_input.taskset.repeat_times=2",
-            # the tiny model never answers right: keep the all-zero groups, so the
-            # step trains (on zero advantages) instead of the run stopping for want of one
-            "--set", "buffer.experience_pipeline.operators=[]",
-        ],
-    )  # fmt: skip
-    assert grpo.exit_code == 0, grpo.output
-    assert f"starting from the weights of {sft_dir / 'checkpoints' / 'step_1'}" in " ".join(
-        grpo.output.split()
-    )
-    (trained,) = [r for r in read_jsonl(grpo_dir / "metrics.jsonl") if "train/loss" in r]
-    assert trained["step"] == 1
+    shipped starts from that checkpoint through model.init_from."""
+    sft_then_grpo(EXAMPLE)

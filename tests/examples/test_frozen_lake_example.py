@@ -7,9 +7,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from reinforge.cli.main import app
 from reinforge.workflows.envs import frozen_lake_env as fl
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "frozen_lake"
@@ -46,33 +43,7 @@ def test_demonstrations_are_on_maps_no_taskset_holds() -> None:
         assert all(fl.parse_action(move) in fl.MOVES for move in moves)
 
 
-def test_sft_then_grpo_configs_chain_on_the_tiny_model(tmp_path: Path) -> None:
+def test_sft_then_grpo_configs_chain_on_the_tiny_model(sft_then_grpo) -> None:
     """The FrozenLake warm start in miniature: sft.yaml trains and checkpoints, and
-    grpo.yaml as shipped starts from that checkpoint (the tiny model's weights stand in
-    for SmolLM2's; one step each, no evals)."""
-    tiny = ("--set", "model.model_path=tiny-random-smollm2", "--set", "buffer.total_steps=1")
-    no_eval = ("--set", "buffer.explorer_input.eval_tasksets=[]")
-    sft_dir, grpo_dir = tmp_path / "sft", tmp_path / "grpo"
-    sft = CliRunner().invoke(
-        app,
-        ["run", "-c", str(EXAMPLE / "sft.yaml"), "--run-dir", str(sft_dir), *tiny, *no_eval],
-    )
-    assert sft.exit_code == 0, sft.output
-    (row,) = [r for r in read_jsonl(sft_dir / "metrics.jsonl") if "train/sft/loss" in r]
-    assert row["step"] == 1
-
-    grpo = CliRunner().invoke(
-        app,
-        [
-            "run", "-c", str(EXAMPLE / "grpo.yaml"), "--run-dir", str(grpo_dir), *tiny, *no_eval,
-            "--set", f"model.init_from={sft_dir}", "--set", "buffer.batch_size=2",
-            "--set", "buffer.explorer_input.taskset.repeat_times=2",
-            "--set", "buffer.experience_pipeline.operators=[]",
-        ],
-    )  # fmt: skip
-    assert grpo.exit_code == 0, grpo.output
-    assert f"starting from the weights of {sft_dir / 'checkpoints' / 'step_1'}" in " ".join(
-        grpo.output.split()
-    )
-    (trained,) = [r for r in read_jsonl(grpo_dir / "metrics.jsonl") if "train/loss" in r]
-    assert trained["step"] == 1
+    grpo.yaml as shipped starts from that checkpoint."""
+    sft_then_grpo(EXAMPLE)
