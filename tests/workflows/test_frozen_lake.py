@@ -21,10 +21,6 @@ MAP = ["SFF", "FHF", "FFG"]  # start top-left, hole in the middle, goal bottom-r
 DELTA = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
 
 
-def _solve(desc: list[str]) -> list[int]:
-    return fl.shortest_moves(desc)
-
-
 def _scripted(replies: list[str]) -> ModelWrapper:
     """A mock policy that gives ``replies[k]`` on the k-th turn of a conversation."""
 
@@ -54,7 +50,7 @@ def test_random_maps_are_solvable_and_seeded(seed: int) -> None:
     text = "".join(desc)
     assert text.count("S") == 1 and text.count("G") == 1
     assert set(text) <= set("SFHG")
-    _solve(desc)
+    fl.shortest_moves(desc)
 
 
 def _walk(desc: list[str], moves: tuple[int, ...]) -> str:
@@ -133,7 +129,7 @@ def test_actions_map_onto_gymnasium_and_render() -> None:
 
 def test_reaching_the_goal_rewards_one() -> None:
     env = fl.TextFrozenLake(desc=MAP)
-    results = [env.step(a) for a in _solve(MAP)]
+    results = [env.step(a) for a in fl.shortest_moves(MAP)]
     assert [r.reward for r in results] == [0.0, 0.0, 0.0, 1.0]
     assert results[-1].done and env.success() and env.total_reward == 1.0
 
@@ -191,7 +187,7 @@ def test_registered() -> None:
 
 
 def test_solving_agent_gets_one_multi_turn_experience_with_reward_one() -> None:
-    moves = _solve(MAP)
+    moves = fl.shortest_moves(MAP)
     model = _scripted([f"Thinking. ```{fl.ACTION_NAMES[a]}```" for a in moves])
     (exp,) = _run(_task(desc=MAP), model)
     assert exp.reward == 1.0
@@ -227,7 +223,7 @@ def test_falling_into_a_hole_ends_with_reward_zero() -> None:
 def test_random_map_from_the_row_seed() -> None:
     task = _task(seed=11, size=4, p=0.8)
     desc = fl.generate_map(4, 0.8, 11)
-    moves = _solve(desc)
+    moves = fl.shortest_moves(desc)
     (exp,) = _run(task, _scripted([f"```{fl.ACTION_NAMES[a]}```" for a in moves]))
     assert exp.info["map"] == desc and exp.info["seed"] == 11
     assert exp.reward == 1.0
@@ -264,7 +260,7 @@ def test_env_that_raises_mid_episode_fails_the_attempt_through_the_runner(
 
 
 def test_step_wise_variant_gives_one_experience_per_move() -> None:
-    moves = _solve(MAP)
+    moves = fl.shortest_moves(MAP)
     replies = ["nonsense", *[f"```{fl.ACTION_NAMES[a]}```" for a in moves]]
     task = Task(
         workflow="step_wise_frozen_lake_workflow",
