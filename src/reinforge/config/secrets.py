@@ -1,11 +1,17 @@
 """Keep secrets out of what a run writes down (``config.json``, W&B, MLflow).
 
-Three kinds of values are masked: every value that came from the environment
-(``${oc.env:VAR}`` in the YAML or in a ``--set`` override, where API keys belong),
-every value interpolated from such a value (``${model.openai.api_key}``), and every
-string under a key named like a credential (``api_key``, ``secret_key``, ``hf_token``,
-``password``, ``Authorization``, ...). Names such as ``prompt_key``, ``max_tokens``
-or ``pad_token`` are not credentials and are kept.
+Masked with ``***``: every string under a key named like a credential (``api_key``,
+``secret_key``, ``hf_token``, ``password``, ``Authorization``, ...), every value read
+from an environment variable named like one (``${oc.env:OPENAI_API_KEY}``,
+``${oc.env:HF_TOKEN}``, wherever it is used), and every value interpolated from a
+masked one (``${model.openai.api_key}``). The user name and password of a URL
+(``http://user:pw@host``) are masked wherever they appear. Names such as
+``prompt_key``, ``max_tokens`` or ``pad_token`` are not credentials and are kept.
+
+Other values taken from the environment are kept as they are: ``config.json`` is
+what ``reinforge export``, the model card and ``reinforge view`` read the run's
+settings from, and a ``model_path: ${oc.env:REINFORGE_MODEL,...}`` masked there
+would leave them without the base model.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ _KEY_OWNERS = {"api", "access", "private", "secret", "signing", "encryption", "c
 # "<word>_token" names a vocabulary token, not a credential
 _VOCAB_TOKENS = {"pad", "eos", "bos", "unk", "sep", "cls", "mask", "stop", "start", "end"}
 _INTERPOLATION = re.compile(r"\$\{([^${}]*)\}")
+_ENV_VARIABLE = re.compile(r"\$\{oc\.env:\s*([^,}\s]+)")
+# "scheme://user:password@" (or "scheme://token@"): what comes before the "@"
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
 
 
 def is_credential_name(key: str) -> bool:
@@ -74,13 +83,15 @@ def _referenced(path: tuple[str, ...], reference: str) -> str | None:
 
 
 def secret_paths(raw: Any) -> list[str]:
-    """Dotted paths of the values of a raw (unresolved) config that hold secrets:
-    read from the environment, or interpolated from a secret or a credential-named key."""
+    """Dotted paths of the values of a raw (unresolved) config that hold secrets: under
+    a credential-named key, read from a credential-named environment variable, or
+    interpolated from such a value. Other environment values are not secrets."""
     leaves = [(path, value) for path, value in _leaves(raw) if isinstance(value, str)]
     secret = {
         ".".join(path)
         for path, value in leaves
-        if "${oc.env:" in value or (path and is_credential_name(path[-1]) and value)
+        if (path and is_credential_name(path[-1]) and value)
+        or any(is_credential_name(name) for name in _ENV_VARIABLE.findall(value))
     }
     changed = True
     while changed:  # follow interpolations until no new secret turns up
@@ -100,6 +111,12 @@ def secret_paths(raw: Any) -> list[str]:
     return sorted(secret)
 
 
+def mask_url_credentials(text: str) -> str:
+    """``text`` with the user name and password of every URL in it masked
+    (``http://user:pw@host`` → ``http://***@host``)."""
+    return _URL_USERINFO.sub(rf"\1{MASK}@", text)
+
+
 def masked(data: Any, secret_paths: list[str] | set[str], prefix: str = "") -> Any:
     """``data`` (a plain dump of the config) with secrets replaced by ``***``."""
     if isinstance(data, dict):
@@ -113,4 +130,6 @@ def masked(data: Any, secret_paths: list[str] | set[str], prefix: str = "") -> A
         return out
     if isinstance(data, list):
         return [masked(v, secret_paths, f"{prefix}.{i}") for i, v in enumerate(data)]
+    if isinstance(data, str):
+        return mask_url_credentials(data)
     return data
