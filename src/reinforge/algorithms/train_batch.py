@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -45,3 +46,29 @@ class TrainBatch:
     #: the image tensors (``pixel_values``...) of the rows that have images, joined in
     #: row order (see ``multi_modal_batch``); None for a text-only batch
     multi_modal_inputs: dict[str, torch.Tensor] | None = None
+
+    def to(self, device: str | torch.device) -> TrainBatch:
+        """The same batch with every tensor (image inputs included) on ``device``; the
+        batch itself when they are all there already."""
+        device = torch.device(device)
+        moved: dict[str, object] = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, torch.Tensor) and value.device != device:
+                moved[item.name] = value.to(device, non_blocking=device.type == "cuda")
+            elif isinstance(value, dict) and any(v.device != device for v in value.values()):
+                moved[item.name] = {
+                    k: v.to(device, non_blocking=device.type == "cuda") for k, v in value.items()
+                }
+        return dataclasses.replace(self, **moved) if moved else self
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """Every tensor of the batch by field name (image inputs as ``multi_modal_inputs.KEY``)."""
+        out: dict[str, torch.Tensor] = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, torch.Tensor):
+                out[item.name] = value
+            elif isinstance(value, dict):
+                out.update({f"{item.name}.{k}": v for k, v in value.items()})
+        return out

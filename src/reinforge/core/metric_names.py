@@ -37,6 +37,11 @@ TRAIN_STEP_TIME = "train/step_time"
 TRAIN_SAMPLES_PER_MIN = "train/samples_per_min"
 #: seconds the launcher spent syncing weights into the engine after the step
 TRAIN_SYNC_TIME = "train/sync_time"
+#: trainer ranks of the step (1: in process)
+TRAIN_WORLD_SIZE = "train/world_size"
+#: the slowest and fastest rank's update phase (several ranks only)
+TRAIN_RANK_TIME_MAX = "train/rank_update_time_max"
+TRAIN_RANK_TIME_MIN = "train/rank_update_time_min"
 
 # ---- per micro-batch, averaged over the step (reported with the train/ prefix) ----------
 

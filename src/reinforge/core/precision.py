@@ -12,7 +12,9 @@ without it is kept but warned about.
 
 from __future__ import annotations
 
+import functools
 import logging
+from pathlib import Path
 
 import torch
 
@@ -21,13 +23,50 @@ logger = logging.getLogger(__name__)
 _warned: set[str] = set()
 
 
+#: CPU feature flags (as Linux's /proc/cpuinfo names them) that compute bfloat16 natively:
+#: AVX-512 BF16's dot products, or AMX's bf16 tiles. Plain AVX-512 converts but emulates.
+NATIVE_BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+
+#: the first CUDA compute capability with bf16 tensor cores (Ampere)
+NATIVE_BF16_CUDA_CAPABILITY = (8, 0)
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none: macOS,
+    Windows, a sandbox that hides it)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()
+
+
+def cuda_capability(device: str | torch.device) -> tuple[int, int] | None:
+    """The compute capability of a CUDA device, None where CUDA is not available."""
+    if not torch.cuda.is_available():
+        return None
+    return tuple(torch.cuda.get_device_capability(torch.device(device)))
+
+
 def native_bf16(device: str | torch.device) -> bool:
-    """True when ``device`` computes in bfloat16 natively (not emulated)."""
+    """True when ``device`` computes in bfloat16 natively (not emulated).
+
+    A CPU needs AVX-512 BF16 or AMX (``NATIVE_BF16_CPU_FLAGS``); AVX-512 alone, which
+    oneDNN reports as bf16 support, only converts. A CUDA GPU needs compute capability
+    8.0 (Ampere) or newer: CUDA's own ``is_bf16_supported`` also counts emulation on
+    older cards.
+    """
     kind = torch.device(device).type
     if kind == "cuda":
-        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        capability = cuda_capability(device)
+        return capability is not None and capability >= NATIVE_BF16_CUDA_CAPABILITY
     if kind == "cpu":
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
     return False
 
 
@@ -37,27 +76,38 @@ def warn_if_emulated(device: str | torch.device, setting: str) -> None:
         return
     _warned.add(setting)
     logger.warning(
-        "%s asks for bfloat16, but this %s has no native bf16 (no AVX-512 BF16 / AMX): "
-        "it is emulated and runs many times slower than float32; use 'auto' (bf16 only "
-        "where it is native) or float32",
+        "%s asks for bfloat16, but this %s has no native bf16 (a CPU without AVX-512 "
+        "BF16 / AMX, a GPU before compute capability 8.0): it is emulated and runs many "
+        "times slower; use 'auto' (bf16 only where it is native) or float32",
         setting,
         torch.device(device).type.upper(),
     )
 
 
+def _half_where_no_bf16(device: str | torch.device) -> bool:
+    """A GPU without native bf16 (before Ampere) still has fast float16."""
+    return torch.device(device).type == "cuda"
+
+
 def resolve_dtype(dtype: str, device: str | torch.device, setting: str) -> str:
-    """``dtype`` with ``auto`` replaced by bfloat16 where native, else float32."""
+    """``dtype`` with ``auto`` replaced by bfloat16 where native, float16 on an older
+    GPU, float32 elsewhere."""
     if dtype == "auto":
-        return "bfloat16" if native_bf16(device) else "float32"
+        if native_bf16(device):
+            return "bfloat16"
+        return "float16" if _half_where_no_bf16(device) else "float32"
     if dtype == "bfloat16":
         warn_if_emulated(device, setting)
     return dtype
 
 
 def resolve_mixed_precision(setting: str, device: str | torch.device) -> str:
-    """``trainer.mixed_precision`` with ``auto`` replaced by bf16 where native, else no."""
+    """``trainer.mixed_precision`` with ``auto`` replaced by bf16 where native, fp16 (with
+    a gradient scaler) on an older GPU, else no."""
     if setting == "auto":
-        return "bf16" if native_bf16(device) else "no"
+        if native_bf16(device):
+            return "bf16"
+        return "fp16" if _half_where_no_bf16(device) else "no"
     if setting == "bf16":
         warn_if_emulated(device, "trainer.mixed_precision: bf16")
     return setting

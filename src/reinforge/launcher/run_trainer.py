@@ -7,10 +7,12 @@ SFT run), else from the base model.
 
 from __future__ import annotations
 
+from typing import Any
+
 from reinforge.config import ConfigError
 from reinforge.launcher.session import RunSession
-from reinforge.trainer.checkpoint import CheckpointManager, load_trainer, save_trainer
-from reinforge.trainer.init_weights import apply_init_weights, init_weights, resolve_init_from
+from reinforge.trainer.checkpoint import CheckpointManager
+from reinforge.trainer.init_weights import init_weights, resolve_init_from
 from reinforge.trainer.trainer import Trainer
 
 
@@ -29,20 +31,36 @@ def run_checkpoints(session: RunSession) -> CheckpointManager:
 
 
 def make_trainer(session: RunSession) -> tuple[Trainer, int]:
-    """A trainer, restored from the newest loadable checkpoint; returns it and its last trained step."""
-    if not session.cfg.model.has_weights:
-        engine = session.cfg.model.engine
+    """A trainer (in process, or the handle of ``trainer.parallel.world_size`` ranks),
+    restored from the newest loadable checkpoint; returns it and its last trained step.
+    The session stops the trainer's ranks when it closes."""
+    cfg = session.cfg
+    if not cfg.model.has_weights:
+        engine = cfg.model.engine
         raise ConfigError(
             f"training needs model.engine: hf or vllm (the {engine} engine has no weights)"
         )
-    trainer = Trainer(
-        session.model_dir,
-        session.cfg.trainer,
-        pad_token_id=session.explorer.engine.tokenizer.pad_token_id,
-    )
     checkpoints = run_checkpoints(session)
+    # model.init_from applies to a run with no checkpoint yet; the trainer loads it
+    # before its ranks split the model
+    start_from = None
+    if cfg.model.init_from and not checkpoints.list():
+        start_from = resolve_init_from(cfg.model.init_from)
+    pad = session.explorer.engine.tokenizer.pad_token_id
+    if cfg.trainer.parallel.world_size > 1:
+        from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
+
+        trainer: Any = RankedTrainer(
+            session.model_dir, cfg.trainer, pad_token_id=pad, init_from=start_from
+        )
+    else:
+        weights = init_weights(start_from, session.model_dir) if start_from else None
+        trainer = Trainer(session.model_dir, cfg.trainer, pad_token_id=pad, init_weights=weights)
+    session.on_close(trainer.close)
+    if start_from is not None:
+        session.reporter.info(f"starting from the weights of {start_from} (model.init_from)")
     restored = checkpoints.load_latest(
-        lambda path, state: (load_trainer(trainer, path, state), state)[1]
+        lambda path, state: (trainer.load_checkpoint(path, state), state)[1]
     )
     if restored is None:
         if checkpoints.list():  # never silently start over from the base weights
@@ -50,11 +68,6 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
                 f"none of the checkpoints in {checkpoints.root} could be loaded (see the "
                 "warnings above); move them aside to train from the base model again"
             )
-        init_from = session.cfg.model.init_from
-        if init_from:
-            folder = resolve_init_from(init_from)
-            apply_init_weights(trainer, init_weights(folder, session.model_dir))
-            session.reporter.info(f"starting from the weights of {folder} (model.init_from)")
         return trainer, 0
     path, state = restored
     session.reporter.info(
@@ -65,7 +78,7 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
 
 def save_run_checkpoint(session: RunSession, trainer: Trainer, trained_step: int) -> None:
     def write(folder):
-        return {**save_trainer(trainer, folder), "trained_step": trained_step}
+        return {**trainer.save_checkpoint(folder), "trained_step": trained_step}
 
     run_checkpoints(session).save(trainer.global_step, write)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -151,6 +151,12 @@ class RunSession:
     explorer: Explorer
     reporter: ConsoleReporter
     model_dir: Path
+    #: what ``close`` stops first, newest first (a trainer's ranks)
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Have ``close`` call ``closer`` (before the explorer and reporter close)."""
+        self.closers.append(closer)
 
     @classmethod
     def open(cls, cfg: ReinforgeConfig, *, with_pipeline: bool = True) -> RunSession:
@@ -246,6 +252,8 @@ class RunSession:
             await pipeline.close()
 
     def close(self) -> None:
+        while self.closers:
+            self.closers.pop()()
         self.explorer.close()
         self.reporter.close()
         if self.cfg.cluster.backend == "ray":

@@ -1,8 +1,11 @@
 """Checkpoints: trainer weights, optimiser, scheduler and run position, saved atomically.
 
 A checkpoint is the folder ``RUN_DIR/checkpoints/step_N`` holding ``model/`` (a HF
-model directory for a full fine-tune, a peft adapter for LoRA), ``optim.pt`` and
-``state.json`` (written last: a ``step_N`` folder holding it is complete). Every
+model directory for a full fine-tune, a peft adapter for LoRA), the optimizer and
+scheduler (``optim.pt`` from one process; ``optim/``, a ``torch.distributed.checkpoint``
+of the sharded optimizer state, and ``scheduler.pt`` from several ranks: either loads
+on any number of ranks) and ``state.json`` (written last: a ``step_N`` folder holding
+it is complete). Every
 change to the set is a rename, so a kill at any point leaves every listed
 checkpoint complete and the newest one loadable:
 
@@ -38,6 +41,11 @@ T = TypeVar("T")
 _NAME = re.compile(r"^step_(\d+)$")
 STATE_FILE = "state.json"
 _TMP, _OLD, _DEL = ".tmp-step_", ".old-step_", ".del-step_"
+#: the optimizer and scheduler of a one-process trainer
+OPTIM_FILE = "optim.pt"
+#: the optimizer state of several ranks (torch.distributed.checkpoint), and their scheduler
+OPTIM_DIR = "optim"
+SCHEDULER_FILE = "scheduler.pt"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -185,41 +193,78 @@ def load_weights(model_dir: Path) -> dict[str, torch.Tensor]:
     return weights
 
 
+def save_policy(trainer: Any, folder: Path) -> None:
+    """The policy as a HF model directory (a full fine-tune) or a peft adapter folder
+    (LoRA). Several ranks: a sharded model is gathered first (every rank calls this),
+    and rank 0 writes."""
+    from reinforge.trainer.parallel.strategy import full_state_dict, is_sharded
+
+    full = full_state_dict(trainer.model) if is_sharded(trainer.model) else None
+    if not trainer.rank.is_main:
+        return
+    extra = {} if full is None else {"state_dict": full}
+    trainer.model.save_pretrained(folder, safe_serialization=True, **extra)
+
+
 def save_trainer(trainer: Any, folder: Path) -> dict[str, Any]:
-    """Write the trainer's weights (or adapter), optimiser and scheduler into ``folder``."""
-    trainer.model.save_pretrained(folder / "model", safe_serialization=True)
-    torch.save(
-        {"optimizer": trainer.optimizer.state_dict(), "scheduler": trainer.scheduler.state_dict()},
-        folder / "optim.pt",
-    )
+    """Write the trainer's weights (or adapter), optimiser and scheduler into ``folder``.
+
+    In one process the optimizer and scheduler go into ``optim.pt``. Several ranks write
+    the optimizer state with ``torch.distributed.checkpoint`` (``optim/``, each rank its
+    shard), which loads on any number of ranks, and the scheduler into ``scheduler.pt``.
+    """
+    save_policy(trainer, folder / "model")
+    if trainer.rank.distributed:
+        from reinforge.trainer.parallel.sharded_optimizer import save_optimizer
+
+        save_optimizer(trainer.model, trainer.optimizer, folder / OPTIM_DIR)
+        if trainer.rank.is_main:
+            torch.save({"scheduler": trainer.scheduler.state_dict()}, folder / SCHEDULER_FILE)
+    else:
+        torch.save(
+            {
+                "optimizer": trainer.optimizer.state_dict(),
+                "scheduler": trainer.scheduler.state_dict(),
+            },
+            folder / OPTIM_FILE,
+        )
     return {
         "global_step": trainer.global_step,
         "model_version": trainer.model_version,
         "lora": hasattr(trainer.model, "peft_config"),
+        "world_size": trainer.rank.world_size,
     }
 
 
+def _read_optimizer(folder: Path) -> tuple[Any, dict[str, Any]]:
+    """(the optimizer's saved state, the scheduler's): ``optim.pt``'s full state dict, or
+    the folder of a sharded one (loaded later, by the ranks that need it)."""
+    if (folder / OPTIM_DIR).is_dir():
+        scheduler = torch.load(folder / SCHEDULER_FILE, weights_only=True, map_location="cpu")
+        if not isinstance(scheduler, dict) or "scheduler" not in scheduler:
+            raise ValueError(f"{folder / SCHEDULER_FILE} holds no scheduler state")
+        return folder / OPTIM_DIR, scheduler["scheduler"]
+    optim = torch.load(folder / OPTIM_FILE, weights_only=True, map_location="cpu")
+    if not isinstance(optim, dict) or not {"optimizer", "scheduler"} <= set(optim):
+        raise ValueError(f"{folder / OPTIM_FILE} holds no optimizer and scheduler state")
+    return optim["optimizer"], optim["scheduler"]
+
+
 def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
-    """Restore what ``save_trainer`` wrote; raises if anything is missing or corrupt.
+    """Restore what ``save_trainer`` wrote, on any number of ranks; raises if anything is
+    missing or corrupt.
 
     Every file is read and checked before the trainer is touched, so a checkpoint
     that fails to load leaves the trainer as it was (and the caller can fall back to
     an older checkpoint, or start fresh, without half-restored weights).
     """
-    from safetensors.torch import load_file
+    from reinforge.trainer.parallel.sharded_optimizer import load_optimizer
 
     if bool(state.get("lora")) != hasattr(trainer.model, "peft_config"):
         raise ValueError("checkpoint and config disagree on LoRA")
     global_step, model_version = int(state["global_step"]), int(state["model_version"])
     model_dir = folder / "model"
-    if state.get("lora"):
-        from peft import get_peft_model_state_dict
-
-        weights = load_file(model_dir / "adapter_model.safetensors")
-        own = get_peft_model_state_dict(trainer.model)
-    else:
-        weights = load_weights(model_dir)
-        own = trainer.model.state_dict()
+    weights, own = _saved_and_own_weights(trainer.model, model_dir, bool(state.get("lora")))
     missing = [k for k in own if k not in weights and "lm_head" not in k]  # lm_head: tied
     unexpected = [k for k in weights if k not in own]
     wrong = [k for k, v in weights.items() if k in own and v.shape != own[k].shape]
@@ -228,25 +273,52 @@ def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
             f"weights do not match the model (missing {missing[:3]}, unexpected "
             f"{unexpected[:3]}, wrong shape {wrong[:3]})"
         )
-    optim = torch.load(folder / "optim.pt", weights_only=True)
-    if not isinstance(optim, dict) or not {"optimizer", "scheduler"} <= set(optim):
-        raise ValueError(f"{folder / 'optim.pt'} holds no optimizer and scheduler state")
+    optimizer_state, scheduler_state = _read_optimizer(folder)
     # everything read: now apply (the optimiser first: it validates the param groups)
     saved_optimizer = trainer.optimizer.state_dict()
-    trainer.optimizer.load_state_dict(optim["optimizer"])
+    load_optimizer(trainer.model, trainer.optimizer, optimizer_state, trainer.rank.distributed)
     try:
-        if state.get("lora"):
-            from peft import set_peft_model_state_dict
-
-            set_peft_model_state_dict(trainer.model, weights)
-        else:
-            trainer.model.load_state_dict(weights, strict=False)
+        _apply_weights(trainer.model, weights, bool(state.get("lora")))
     except Exception:
         trainer.optimizer.load_state_dict(saved_optimizer)
         raise
-    trainer.scheduler.load_state_dict(optim["scheduler"])
+    trainer.scheduler.load_state_dict(scheduler_state)
     trainer.global_step = global_step
     trainer.model_version = model_version
+
+
+def _saved_and_own_weights(
+    model: Any, model_dir: Path, lora: bool
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The checkpoint's tensors and the model's own entries under the same names."""
+    from safetensors.torch import load_file
+
+    if lora:
+        from peft import get_peft_model_state_dict
+
+        return load_file(model_dir / "adapter_model.safetensors"), get_peft_model_state_dict(model)
+    return load_weights(model_dir), model.state_dict()
+
+
+def _apply_weights(model: Any, weights: dict[str, torch.Tensor], lora: bool) -> None:
+    """Copy full checkpoint tensors into ``model`` (sharding them where it is sharded)."""
+    from reinforge.trainer.parallel.strategy import is_sharded, load_full_state_dict
+
+    if not lora:
+        load_full_state_dict(model, weights)
+        return
+    if not is_sharded(model):
+        from peft import set_peft_model_state_dict
+
+        set_peft_model_state_dict(model, weights)
+        return
+    adapter = model.active_adapter
+    renamed = {}
+    for key, value in weights.items():
+        for part in ("lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B"):
+            key = key.replace(f".{part}.", f".{part}.{adapter}.")
+        renamed[key] = value
+    load_full_state_dict(model, renamed)
 
 
 def policy_weights(folder: Path, base_model_path: str | Path) -> dict[str, torch.Tensor]:

@@ -83,11 +83,13 @@ def sampler_logprobs(exps: Sequence[Experience], batch: TrainBatch) -> torch.Ten
         return batch.old_logprobs
     if all(exp.logprobs is None for exp in exps):
         return None
-    out = torch.zeros(batch.response_mask.shape, dtype=torch.float32)
+    out = torch.zeros(
+        batch.response_mask.shape, dtype=torch.float32, device=batch.response_mask.device
+    )
     for row, exp in enumerate(exps):
         if exp.logprobs is not None:
             start = exp.prompt_length - 1
-            out[row, start : start + exp.response_length] = exp.logprobs.to(torch.float32)
+            out[row, start : start + exp.response_length] = exp.logprobs.to(out)
     return out
 
 
@@ -128,5 +130,6 @@ def compared_tokens(
     a sampled log-prob, where the sampler's numbers can be set against the trainer's."""
     compared = mask & own[:, None]
     if sampler is not None:
-        compared &= torch.tensor([e.logprobs is not None for e in exps])[:, None]
+        sampled = [e.logprobs is not None for e in exps]
+        compared &= torch.tensor(sampled, device=mask.device)[:, None]
     return compared

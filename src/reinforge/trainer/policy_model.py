@@ -11,9 +11,12 @@ import torch
 from reinforge.trainer.trainer_config import TrainerConfig
 
 
-def load_policy(model_path: str | Path, cfg: TrainerConfig, device: str = "cpu") -> Any:
+def load_policy(
+    model_path: str | Path, cfg: TrainerConfig, device: str = "cpu", reentrant: bool = True
+) -> Any:
     """Load weights from a local directory for training (LoRA adapters added when enabled);
-    a vision-language model through ``AutoModelForImageTextToText``."""
+    a vision-language model through ``AutoModelForImageTextToText``. ``reentrant: False``
+    checkpoints activations without re-entering autograd (what DDP and FSDP2 need)."""
     from reinforge.models.vision.loading import model_class
 
     model = model_class(model_path).from_pretrained(
@@ -21,7 +24,10 @@ def load_policy(model_path: str | Path, cfg: TrainerConfig, device: str = "cpu")
     )
     model.to(device)
     if cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
+        if reentrant:
+            model.gradient_checkpointing_enable()
+        else:
+            model.gradient_checkpointing_enable({"use_reentrant": False})
         model.config.use_cache = False
     if cfg.lora.enabled:
         from peft import LoraConfig, get_peft_model

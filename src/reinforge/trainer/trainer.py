@@ -54,10 +54,12 @@ from reinforge.core.metric_names import (
     TRAIN_STALE_DROPPED,
     TRAIN_STEP_TIME,
     TRAIN_TOKENS,
+    TRAIN_WORLD_SIZE,
     train_metric,
 )
 from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.trainer.attention import pick_attention, use_attention
+from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.old_logprobs import (
     compared_tokens,
@@ -65,6 +67,21 @@ from reinforge.trainer.old_logprobs import (
     sampler_logprobs,
     sampler_mismatch,
     trainer_rows,
+)
+from reinforge.trainer.parallel import plan as rank_plan
+from reinforge.trainer.parallel.rank_metrics import (
+    gather_micro_batch_values,
+    rank_times,
+    sum_over_ranks,
+)
+from reinforge.trainer.parallel.strategy import (
+    SINGLE,
+    RankContext,
+    full_state_dict,
+    grad_norm_value,
+    grad_sync,
+    merged_from_full,
+    wrap,
 )
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.prepared_step import PreparedStep
@@ -79,18 +96,29 @@ class Trainer:
     """Owns the trainable policy, the optimiser and (when needed) the frozen reference."""
 
     def __init__(
-        self, model_path: str | Path, cfg: TrainerConfig, *, pad_token_id: int, device: str = "cpu"
+        self,
+        model_path: str | Path,
+        cfg: TrainerConfig,
+        *,
+        pad_token_id: int,
+        device: str | None = None,
+        rank: RankContext = SINGLE,
+        init_weights: dict[str, torch.Tensor] | None = None,
     ) -> None:
+        """``device`` overrides ``cfg.device``; ``rank`` places this process among the
+        trainer's ranks (its process group already joined); ``init_weights`` (full,
+        base-model names) start the policy and reference from other weights."""
         torch.manual_seed(cfg.seed)
         self.cfg = cfg
         self.spec: AlgorithmSpec = resolve_algorithm(cfg.algorithm, cfg.algorithm_args)
         self.pad_token_id = pad_token_id
-        self.device = device
-        #: ``cfg.mixed_precision`` with ``auto`` resolved for this device ("no" or "bf16")
-        self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, device)
+        self.rank = rank
+        self.device = resolve_device(device or cfg.device, rank.rank if rank.distributed else 0)
+        #: ``cfg.mixed_precision`` with ``auto`` resolved for this device ("no", "bf16", "fp16")
+        self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, self.device)
         if cfg.dtype == "bfloat16":
-            warn_if_emulated(device, "trainer.dtype: bfloat16")
-        self.model = load_policy(model_path, cfg, device)
+            warn_if_emulated(self.device, "trainer.dtype: bfloat16")
+        self.model = load_policy(model_path, cfg, self.device, reentrant=not rank.distributed)
         self.ref_model = None
         if self.spec.use_reference and not cfg.lora.enabled:
             from reinforge.models.vision.loading import model_class
@@ -103,10 +131,16 @@ class Trainer:
             self.ref_model = (
                 model_class(model_path)
                 .from_pretrained(model_path, dtype=ref_dtype, local_files_only=True)
-                .to(device)
+                .to(self.device)
                 .eval()
             )
             self.ref_model.requires_grad_(False)
+        if init_weights is not None:
+            from reinforge.trainer.init_weights import apply_init_weights
+
+            apply_init_weights(self, init_weights)
+        #: the policy as every forward pass calls it (DDP / FSDP2 wrapped on several ranks)
+        self.forward_module = wrap(self.model, rank, torch.device(self.device))
         params = trainable_parameters(self.model)
         self.optimizer = torch.optim.AdamW(
             params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay
@@ -115,6 +149,7 @@ class Trainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
         )
+        self.scaler = _grad_scaler(self.mixed_precision, self.device, rank)
         self.global_step = 0
         self.model_version = 0
 
@@ -132,22 +167,30 @@ class Trainer:
     def _ref_logprobs(self, batch: TrainBatch) -> torch.Tensor:
         with torch.no_grad(), self._reference() as ref, self._autocast():
             self._use_attention(ref, batch)
+            if ref is self.model:  # LoRA's base: through the wrapper (its shards)
+                return self.forward_module(batch, only=batch.response_mask)[0]
             return token_logprobs(ref, batch, only=batch.response_mask)[0]
+
+    def _housekeeping(self) -> None:
+        """Hand freed host memory back to the OS; on a GPU the host barely churns."""
+        if torch.device(self.device).type == "cpu":
+            release_free_memory()
 
     def _use_attention(self, model: Any, batch: TrainBatch) -> None:
         columns = int(batch.input_ids.shape[1])
         use_attention(model, pick_attention(self.cfg.attn_implementation, self.device, columns))
 
     def _autocast(self) -> contextlib.AbstractContextManager:
-        """bf16 autocast for forward passes when ``mixed_precision: bf16`` (fp32 master
-        weights: the optimizer still updates full-precision parameters).
+        """bf16 (or fp16) autocast for forward passes under ``mixed_precision`` (fp32
+        master weights: the optimizer still updates full-precision parameters).
 
         Without autocast's cast cache: each weight is used once per forward anyway, and
         the cache would hold a bf16 copy of the whole model until the forward ends."""
-        if self.mixed_precision != "bf16":
+        if self.mixed_precision not in ("bf16", "fp16"):
             return contextlib.nullcontext()
+        dtype = torch.bfloat16 if self.mixed_precision == "bf16" else torch.float16
         device_type = torch.device(self.device).type
-        return torch.autocast(device_type=device_type, dtype=torch.bfloat16, cache_enabled=False)
+        return torch.autocast(device_type=device_type, dtype=dtype, cache_enabled=False)
 
     # ---- one step --------------------------------------------------------------------
 
@@ -162,7 +205,7 @@ class Trainer:
         ``on_micro_batch(k, n)`` is called after each of the ``n`` micro-batch passes.
         ``demonstrations`` add the SFT term of ``trainer.sft_aux`` to the step's loss."""
         start = time.monotonic()
-        release_free_memory()  # what sampling and the last sync left behind
+        self._housekeeping()  # what sampling and the last sync left behind
         exps, stale = self.usable_experiences(experiences)
         metrics: dict[str, float] = {TRAIN_STALE_DROPPED: float(stale)}
         if not exps:
@@ -180,6 +223,7 @@ class Trainer:
                 TRAIN_TOKENS: prepared.total_tokens,
                 TRAIN_STEP_TIME: time.monotonic() - start,
                 TRAIN_SAMPLES_PER_MIN: 60.0 * len(exps) / max(time.monotonic() - start, 1e-9),
+                TRAIN_WORLD_SIZE: float(self.rank.world_size),
             }
         )
         return StepResult(skipped=False, metrics=metrics)
@@ -208,42 +252,75 @@ class Trainer:
     def prepare(
         self, exps: list[Experience], demonstrations: Sequence[Experience] | None = None
     ) -> PreparedStep:
-        """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, micro-batches and their
-        tensors, the reference's log-probs, and where π_old comes from; ``demonstrations``
-        are collated for the auxiliary SFT term."""
+        """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, this
+        rank's micro-batches (``parallel.plan``) and their tensors on the device, the
+        reference's log-probs, and where π_old comes from; ``demonstrations`` are
+        collated for the auxiliary SFT term."""
         spec = self.spec
         advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
-        micro_batches = list(self._micro_batches(exps))
-        batches = [collate(mb, self.pad_token_id) for mb in micro_batches]  # every epoch's
+        every = list(self._micro_batches(exps))
+        plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
+        mine = plan[self.rank.rank]
+        micro_batches = [every[i] for i in mine]
+        batches = [self._collate(mb) for mb in micro_batches]  # every epoch's
         # the reference's forwards run before any policy forward: then their logits
         # never sit in memory beside the policy's gradients and autograd graph
         ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
+        if spec.kl_in_loss and self.ref_model is None:
+            for _ in range(rank_plan.slot_count(plan) - len(mine)):
+                self._ref_logprobs(self._empty_batch())  # pair up the sharded forwards
         needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
-        own = trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed)
+        own = torch.tensor(trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed))
+        own_rows = list(own.split(self.cfg.micro_batch_size))
+        demos = self._demonstration_batches(demonstrations)
         return PreparedStep(
             experiences=exps,
             micro_batches=micro_batches,
             batches=batches,
             ref_logprobs=ref_logprobs,
-            own_rows=list(torch.tensor(own).split(self.cfg.micro_batch_size)),
+            own_rows=[own_rows[i].to(self.device) for i in mine],
             total_tokens=float(sum(int(e.action_mask.sum()) for e in exps)),
             metrics=advantage_metrics,
-            demo_batches=self._demonstration_batches(demonstrations),
+            slots=rank_plan.slot_count(plan),
+            **demos,
         )
 
-    def _demonstration_batches(self, demos: Sequence[Experience] | None) -> list[TrainBatch]:
+    def _collate(self, exps: list[Experience]) -> TrainBatch:
+        return collate(exps, self.pad_token_id).to(self.device)
+
+    def _empty_batch(self) -> TrainBatch:
+        """A two-token batch with nothing to train on: a rank's pass that adds no
+        gradient but takes part in the ranks' collectives."""
+        exp = Experience(
+            tokens=torch.tensor([self.pad_token_id, self.pad_token_id]),
+            prompt_length=1,
+            action_mask=torch.zeros(1, dtype=torch.bool),
+        )
+        return self._collate([exp])
+
+    def _demonstration_batches(self, demos: Sequence[Experience] | None) -> dict[str, Any]:
+        """``PreparedStep``'s demonstration fields: this rank's micro-batches, the passes
+        every rank runs for them, and the whole step's demonstration tokens and count."""
         if not demos:
-            return []
+            return {}
         aux = self.cfg.sft_aux
         if aux is None:
             raise ValueError("demonstrations were given, but trainer.sft_aux is not set")
         if aux.weight == 0:
-            return []  # exactly plain RL: not even a forward pass
+            return {}  # exactly plain RL: not even a forward pass
         usable = sorted(
             (e for e in demos if e.response_length > 0 and bool(e.action_mask.any())),
             key=lambda e: len(e.tokens),
         )
-        return [collate(mb, self.pad_token_id) for mb in self._micro_batches(usable)]
+        every = list(self._micro_batches(usable))
+        plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
+        total = float(sum(int(e.action_mask.sum()) for e in usable))
+        return {
+            "demo_batches": [self._collate(every[i]) for i in plan[self.rank.rank]],
+            "demo_slots": rank_plan.slot_count(plan),
+            "demo_tokens": total,
+            "demo_count": len(usable),
+        }
 
     def _advantages(self, exps: list[Experience]) -> dict[str, float]:
         spec = self.spec
@@ -251,10 +328,10 @@ class Trainer:
             return {}
         args = dict(spec.advantage_args)
         if spec.kl_in_reward:
+            # every rank scores every experience (the same forwards on each rank)
             ref = []
             for mb in self._micro_batches(exps):
-                batch = collate(mb, self.pad_token_id)
-                logp = self._ref_logprobs(batch)
+                logp = self._ref_logprobs(self._collate(mb)).cpu()
                 for row, exp in enumerate(mb):
                     start = exp.prompt_length - 1
                     ref.append(logp[row, start : start + exp.response_length].clone())
@@ -273,53 +350,83 @@ class Trainer:
     ) -> dict[str, float]:
         """The update phase: ``update_epochs`` passes over the micro-batches, each
         followed by one optimiser step, then the learning-rate schedule's step. Returns
-        the micro-batch metrics averaged over the passes, and the last gradient norm."""
+        the micro-batch metrics (of every rank) averaged over the passes, and the last
+        gradient norm. On several ranks each runs ``step.slots`` passes per epoch
+        (empty ones where it has fewer micro-batches) and the gradients are summed."""
+        start = time.monotonic()
         metrics: dict[str, float] = {}
         collected: dict[str, list[float]] = {}
         olds: list[torch.Tensor] = []  # pi_old per micro-batch, fixed by the first pass
-        passes = len(step.batches) * self.cfg.update_epochs
+        passes = step.slots * self.cfg.update_epochs
         grad_norm = 0.0
         done = 0
         for _ in range(self.cfg.update_epochs):
             self.optimizer.zero_grad(set_to_none=True)
-            for index in range(len(step.batches)):
-                for key, value in self._micro_batch_pass(step, index, olds).items():
-                    collected.setdefault(key, []).append(float(value))
+            last = step.slots + step.demo_slots - 1
+            for index in range(step.slots):
+                with grad_sync(self.forward_module, self.rank, index == last):
+                    if index < len(step.batches):
+                        for key, value in self._micro_batch_pass(step, index, olds).items():
+                            collected.setdefault(key, []).append(float(value))
+                    else:
+                        self._empty_pass()
                 done += 1
-                release_free_memory()
+                self._housekeeping()
                 if on_micro_batch is not None:
                     on_micro_batch(done, passes)
-            if step.demo_batches:
+            if step.demo_slots:
                 collected.setdefault(SFT_AUX_LOSS, []).append(
-                    self._demonstration_passes(step.demo_batches)
+                    self._demonstration_passes(step, first_slot=step.slots, last=last)
                 )
             grad_norm = self._optimizer_step()
             if not math.isfinite(grad_norm):
                 metrics[TRAIN_NONFINITE_GRAD] = 1.0
         self.scheduler.step()
+        if self.rank.distributed:
+            collected = gather_micro_batch_values(collected)
+            metrics.update(rank_times(time.monotonic() - start))
         metrics.update({train_metric(k): _over_micro_batches(k, v) for k, v in collected.items()})
         metrics[TRAIN_GRAD_NORM] = grad_norm
-        if step.demo_batches:
-            count = sum(int(b.input_ids.shape[0]) for b in step.demo_batches)
-            metrics[train_metric(SFT_AUX_EXPERIENCES)] = float(count)
+        if step.demo_slots:
+            metrics[train_metric(SFT_AUX_EXPERIENCES)] = float(step.demo_count)
         return metrics
 
-    def _demonstration_passes(self, batches: list[TrainBatch]) -> float:
+    def _backward(self, loss: torch.Tensor) -> None:
+        """Backward of a rank's part of the step's loss. DDP and FSDP2 average the
+        ranks' gradients; the ranks' parts add up to the loss, so each is scaled by
+        the world size to make that average their sum."""
+        loss = loss * self.rank.world_size if self.rank.distributed else loss
+        if self.scaler is not None:
+            loss = self.scaler.scale(loss)
+        loss.backward()
+
+    def _empty_pass(self) -> None:
+        """A forward and backward that adds zero to every gradient (see ``_empty_batch``)."""
+        with self._autocast():
+            logp, _ = self.forward_module(self._empty_batch(), only=None)
+        self._backward(logp.sum() * 0.0)
+
+    def _demonstration_passes(self, step: PreparedStep, first_slot: int, last: int) -> float:
         """Forward and backward of the auxiliary SFT term, ``weight x`` the token-mean
-        negative log-likelihood over all demonstration tokens; returns that mean."""
+        negative log-likelihood over all demonstration tokens; returns this rank's
+        part of that mean (summed over the ranks when metrics are gathered)."""
         weight = self.cfg.sft_aux.weight if self.cfg.sft_aux is not None else 0.0
-        total = float(sum(int(b.loss_mask.sum()) for b in batches))
         mean = 0.0
-        for batch in batches:
-            share = float(batch.loss_mask.sum()) / total
-            self._use_attention(self.model, batch)
-            with self._autocast():
-                logp, _ = token_logprobs(self.model, batch, only=batch.response_mask)
-            loss, _ = sft_loss(logp, None, None, batch.loss_mask)
-            (loss * (weight * share)).backward()
-            mean += float(loss.detach()) * share
-            release_free_memory()
-        return mean
+        for index in range(step.demo_slots):
+            with grad_sync(self.forward_module, self.rank, first_slot + index == last):
+                if index >= len(step.demo_batches):
+                    self._empty_pass()
+                    continue
+                batch = step.demo_batches[index]
+                share = float(batch.loss_mask.sum()) / step.demo_tokens
+                self._use_attention(self.model, batch)
+                with self._autocast():
+                    logp, _ = self.forward_module(batch, only=batch.response_mask)
+                loss, _ = sft_loss(logp, None, None, batch.loss_mask)
+                self._backward(loss * (weight * share))
+                mean += float(loss.detach()) * share
+            self._housekeeping()
+        return sum_over_ranks(mean) if self.rank.distributed else mean
 
     def _micro_batch_pass(
         self, step: PreparedStep, index: int, olds: list[torch.Tensor]
@@ -338,8 +445,8 @@ class Trainer:
         need_logits = spec.entropy_coef > 0
         self._use_attention(self.model, batch)
         with self._autocast():
-            logp, logits = token_logprobs(
-                self.model, batch, with_logits=need_logits, only=batch.response_mask
+            logp, logits = self.forward_module(
+                batch, with_logits=need_logits, only=batch.response_mask
             )
         metrics: dict[str, float] = {}
         own = step.own_rows[index]
@@ -355,7 +462,7 @@ class Trainer:
             metrics.update(tis_metrics)
         ref = step.ref_logprobs[index] if spec.kl_in_loss else None
         loss, loss_metrics = self._loss(logp, olds[index], logits, ref, batch, token_weights)
-        (loss * weight).backward()
+        self._backward(loss * weight)
         loss_metrics[LOSS] = float(loss.detach())
         return {**metrics, **loss_metrics}
 
@@ -397,21 +504,30 @@ class Trainer:
 
     def _optimizer_step(self) -> float:
         """Clip the gradients and step the optimiser; returns the gradient norm. A
-        non-finite norm skips the optimiser step (the gradients are dropped)."""
+        non-finite norm skips the optimiser step (the gradients are dropped; under fp16
+        the gradient scaler lowers its scale)."""
         params = trainable_parameters(self.model)
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
         # with no clipping configured the norm is still measured (inf = never clip),
         # so it is reported and a non-finite gradient still skips the update
         limit = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, limit))
+        grad_norm = grad_norm_value(torch.nn.utils.clip_grad_norm_(params, limit))
         if not math.isfinite(grad_norm):
             logger.warning("non-finite gradient norm; optimiser step skipped")
+            if self.scaler is not None:
+                self.scaler.update()
             self.optimizer.zero_grad(set_to_none=True)
             return grad_norm
-        self.optimizer.step()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         # gradients are dead weight until the next backward (the size of the model
         # in fp32): free them now, so the engine's sampling in between has that room
         self.optimizer.zero_grad(set_to_none=True)
-        release_free_memory()
+        self._housekeeping()
         return grad_norm
 
     @property
@@ -419,7 +535,32 @@ class Trainer:
         return self.cfg.lora.enabled
 
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
-        return merged_state_dict(self.model)
+        """The policy's full weights (LoRA merged, base-model names) for an engine. On
+        sharded ranks a collective: every rank calls it, rank 0 gets the weights."""
+        if not self.rank.distributed or self.rank.strategy == "ddp":
+            return merged_state_dict(self.model)
+        full = full_state_dict(self.model)  # only rank 0 gets the tensors
+        return merged_from_full(self.model, full) if self.rank.is_main else {}
+
+    def save_checkpoint(self, folder: Path) -> dict[str, Any]:
+        """Write weights, optimizer and scheduler into ``folder`` (``checkpoint.py``)."""
+        from reinforge.trainer.checkpoint import save_trainer
+
+        return save_trainer(self, folder)
+
+    def load_checkpoint(self, folder: Path, state: dict[str, Any]) -> None:
+        from reinforge.trainer.checkpoint import load_trainer
+
+        load_trainer(self, folder, state)
+
+    def save_adapter(self, folder: str | Path) -> None:
+        """The LoRA adapter in peft's format (rank 0 writes it; a collective when sharded)."""
+        from reinforge.trainer.checkpoint import save_policy
+
+        save_policy(self, Path(folder))
+
+    def close(self) -> None:
+        """Nothing to release in process (the handle of several ranks stops them)."""
 
 
 def _over_micro_batches(name: str, values: list[float]) -> float:
@@ -429,3 +570,18 @@ def _over_micro_batches(name: str, values: list[float]) -> float:
     if name in MIN_OVER_MICRO_BATCHES:
         return min(values)
     return float(np.mean(values))
+
+
+def _tokens(micro_batch: Sequence[Experience]) -> int:
+    return sum(len(e.tokens) for e in micro_batch)
+
+
+def _grad_scaler(precision: str, device: str, rank: RankContext) -> Any:
+    """fp16's loss scaler (its gradients underflow without one); None otherwise."""
+    if precision != "fp16":
+        return None
+    if rank.strategy == "fsdp2":
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler(torch.device(device).type)
+    return torch.amp.GradScaler(torch.device(device).type)

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from reinforge.buffer.sft_dataset_config import SftDatasetConfig
 from reinforge.core.strict_model import StrictModel
+from reinforge.trainer.parallel.parallel_config import ParallelConfig
 
 
 class LoraSettings(StrictModel):
@@ -58,13 +59,23 @@ class TrainerConfig(StrictModel):
     update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     dtype: Literal["float32", "bfloat16"] = "float32"
-    mixed_precision: Literal["no", "bf16", "auto"] = Field(
+    mixed_precision: Literal["no", "bf16", "fp16", "auto"] = Field(
         "no",
         description="bf16: run the forward passes (policy and reference) under bfloat16 "
         "autocast while weights, gradients and optimizer state stay in `dtype`; much "
-        "faster on CPUs with AVX-512 BF16 / AMX and on GPUs, many times slower on CPUs "
-        "that emulate it (AVX2 only); auto: bf16 where it is native, else no",
+        "faster on CPUs with AVX-512 BF16 / AMX and on GPUs from Ampere on, many times "
+        "slower where it is emulated (AVX2-only CPUs, older GPUs); fp16: float16 autocast "
+        "with a gradient scaler (GPUs); auto: bf16 where it is native, fp16 on an older "
+        "GPU, else no",
     )
+    device: str = Field(
+        "auto",
+        pattern=r"^(auto|cpu|cuda(:\d+)?)$",
+        description="where the policy, the reference model and the optimizer live: auto "
+        "(CUDA when present, else cpu), cpu, cuda or cuda:N. With several ranks on CUDA, "
+        "rank r uses GPU r (the base index shifts them)",
+    )
+    parallel: ParallelConfig = Field(default_factory=ParallelConfig)
     gradient_checkpointing: bool = False
     attn_implementation: Literal["auto", "sdpa", "eager"] = Field(
         "auto",

@@ -26,7 +26,7 @@ def sync_in_process(trainer: Any, engine: Any) -> int:
     """
     if getattr(engine, "lora_enabled", False) and trainer.is_lora:
         with tempfile.TemporaryDirectory(prefix="reinforge-adapter-") as folder:
-            trainer.model.save_pretrained(folder)
+            trainer.save_adapter(folder)
             engine.update_lora_adapter(folder, version=trainer.model_version)
     else:
         engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)

@@ -1,0 +1,1 @@
+"""The trainer on several ranks (torch.distributed): config, plan, strategies, the ranks."""

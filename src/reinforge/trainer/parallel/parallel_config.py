@@ -1,0 +1,42 @@
+"""The ``trainer.parallel`` config section: how many trainer ranks, and how they split
+the model."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reinforge.core.strict_model import StrictModel
+
+
+class ParallelConfig(StrictModel):
+    """``world_size: 1`` trains in the run's own process (no process group). More ranks
+    run as child processes (``cluster.backend: local``) that join one
+    ``torch.distributed`` group: gloo on the CPU, NCCL on CUDA."""
+
+    world_size: int = Field(1, ge=1, description="trainer ranks; 1 trains in process")
+    strategy: Literal["ddp", "fsdp2"] = Field(
+        "ddp",
+        description="ddp: every rank holds the whole model and AdamW state, gradients are "
+        "all-reduced; fsdp2: parameters, gradients and optimizer state are sharded across "
+        "the ranks (torch's fully_shard), each decoder layer gathered for its forward",
+    )
+    cpu_offload: bool = Field(
+        False,
+        description="fsdp2 only: keep the sharded parameters and optimizer state in host "
+        "memory between uses (for models whose shards do not fit the GPU)",
+    )
+    timeout_s: float = Field(
+        1800.0,
+        gt=0,
+        description="deadline for one rank command (a step, a weight gather, a checkpoint) "
+        "and for each collective: a rank that dies or hangs fails the step, naming it",
+    )
+    threads_per_rank: int | None = Field(
+        None,
+        ge=1,
+        description="torch threads of each rank on the CPU (default: the machine's cores "
+        "divided by world_size; ranks sharing cores with default threads run many times "
+        "slower)",
+    )

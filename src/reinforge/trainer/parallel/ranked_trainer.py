@@ -1,0 +1,268 @@
+"""The driver's handle on a trainer of several ranks: the same calls the launcher makes on
+an in-process :class:`~reinforge.trainer.trainer.Trainer`, carried out by child
+processes (``trainer.parallel.world_size`` of them) that train together.
+
+Every command goes to every rank and has a deadline (``trainer.parallel.timeout_s``).
+A rank that dies, raises or does not answer in time fails the command with
+:class:`TrainerRankError` naming it (and its traceback, or exit code), and every rank
+is stopped: no process outlives the run, and the same command resumes it from its
+last checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, Listener, wait
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from reinforge.core import Experience
+from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, receive, send
+from reinforge.trainer.step_result import StepResult
+from reinforge.trainer.trainer_config import TrainerConfig
+
+logger = logging.getLogger(__name__)
+
+
+class TrainerRankError(RuntimeError):
+    """A trainer rank died, failed or hung while running a command."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, be killed when the driver dies (even by
+    SIGKILL), so no rank outlives its run."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+
+
+def _threads_per_rank(cfg: TrainerConfig) -> int:
+    if cfg.parallel.threads_per_rank:
+        return cfg.parallel.threads_per_rank
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) // cfg.parallel.world_size)
+
+
+class RankedTrainer:
+    """``world_size`` trainer ranks behind the interface of one in-process trainer."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        cfg: TrainerConfig,
+        *,
+        pad_token_id: int,
+        init_from: str | Path | None = None,
+    ) -> None:
+        """Start the ranks and wait until each has built its trainer. ``init_from`` is a
+        folder ``model.init_from`` resolved to (each rank loads it before wrapping)."""
+        self.cfg = cfg
+        self.world_size = cfg.parallel.world_size
+        self.is_lora = cfg.lora.enabled
+        self.global_step = 0
+        self.model_version = 0
+        self._timeout = cfg.parallel.timeout_s
+        self._closed = False
+        port, threads = _free_port(), _threads_per_rank(cfg)
+        authkey = secrets.token_bytes(16)
+        listener = Listener(("127.0.0.1", 0), authkey=authkey)
+        host, listen_port = listener.address
+        env = {**os.environ, AUTHKEY_ENV: authkey.hex()}
+        self._procs: list[subprocess.Popen] = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "reinforge.trainer.parallel.rank_worker",
+                    f"{host}:{listen_port}",
+                    str(rank),
+                ],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+            )
+            for rank in range(self.world_size)
+        ]
+        try:
+            self._conns = self._accept(listener)
+        finally:
+            listener.close()
+        for _rank, conn in enumerate(self._conns):
+            send(
+                conn,
+                {
+                    "world_size": self.world_size,
+                    "port": port,
+                    "threads": threads,
+                    "model_path": str(model_path),
+                    "cfg_json": cfg.model_dump_json(),
+                    "pad_token_id": pad_token_id,
+                    "init_from": None if init_from is None else str(init_from),
+                },
+            )
+        self._collect("start")
+
+    # ---- the commands --------------------------------------------------------------
+
+    def train_step(
+        self,
+        experiences: Sequence[Experience],
+        on_micro_batch: Callable[[int, int], None] | None = None,
+        demonstrations: Sequence[Experience] | None = None,
+    ) -> StepResult:
+        payload = (list(experiences), None if demonstrations is None else list(demonstrations))
+        result, self.global_step, self.model_version = self._command(
+            "train_step", payload, on_progress=on_micro_batch
+        )
+        return result
+
+    def weights_for_sync(self) -> dict[str, torch.Tensor]:
+        """The policy's full weights (LoRA merged), gathered from the ranks by rank 0."""
+        return self._command("weights")
+
+    def save_adapter(self, folder: str | Path) -> None:
+        self._command("save_adapter", str(folder))
+
+    def save_checkpoint(self, folder: Path) -> dict[str, Any]:
+        return self._command("save", str(folder))
+
+    def load_checkpoint(self, folder: Path, state: dict[str, Any]) -> None:
+        self.global_step, self.model_version = self._command("load", (str(folder), state))
+
+    def close(self) -> None:
+        """Stop the ranks (asked first, then terminated); safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                send(conn, ("close", None))
+        deadline = time.monotonic() + 10.0
+        for proc in self._procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(max(0.0, deadline - time.monotonic()))
+        self._stop_all()
+
+    def __enter__(self) -> RankedTrainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- plumbing ------------------------------------------------------------------
+
+    def _accept(self, listener: Listener) -> list[Connection]:
+        """Each rank's connection, in rank order; fails if a rank exits or none calls
+        within the deadline."""
+        found: dict[int, Connection] = {}
+
+        def accept() -> None:
+            while len(found) < self.world_size:
+                conn = listener.accept()
+                _kind, rank = receive(conn)
+                found[int(rank)] = conn
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + self._timeout
+        while thread.is_alive():
+            thread.join(0.2)
+            dead = [r for r, p in enumerate(self._procs) if p.poll() is not None and r not in found]
+            if dead or time.monotonic() > deadline:
+                self._conns = list(found.values())
+                why = "exited" if dead else "did not connect in time"
+                self._fail("start", f"rank(s) {dead or 'all'} {why}")
+        return [found[r] for r in range(self.world_size)]
+
+    def _command(
+        self, name: str, args: Any = None, on_progress: Callable[[int, int], None] | None = None
+    ) -> Any:
+        """Send ``name`` to every rank and wait for all replies; rank 0's result."""
+        if self._closed:
+            raise TrainerRankError(f"the trainer ranks are stopped; cannot run {name!r}")
+        for rank, conn in enumerate(self._conns):
+            try:
+                send(conn, (name, args))
+            except OSError as exc:
+                self._fail(name, f"rank {rank} cannot be reached ({exc}){self._exit_note(rank)}")
+        return self._collect(name, on_progress)
+
+    def _collect(self, name: str, on_progress: Callable[[int, int], None] | None = None) -> Any:
+        deadline = time.monotonic() + self._timeout
+        replies: dict[int, Any] = {}
+        waiting = dict(enumerate(self._conns))
+        while waiting:
+            ready = wait(list(waiting.values()), timeout=0.5)
+            for conn in ready:
+                rank = next(r for r, c in waiting.items() if c is conn)
+                try:
+                    kind, value = receive(conn)
+                except (EOFError, OSError):
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self._procs[rank].wait(2.0)
+                    self._fail(name, f"rank {rank} died{self._exit_note(rank)}")
+                if kind == "progress":
+                    if on_progress is not None:
+                        on_progress(*value)
+                    continue
+                if kind == "error":
+                    self._fail(name, f"rank {rank} raised:\n{value}")
+                replies[rank] = value
+                del waiting[rank]
+            for rank in list(waiting):
+                if self._procs[rank].poll() is not None and not self._conns[rank].poll():
+                    self._fail(name, f"rank {rank} died{self._exit_note(rank)}")
+            if waiting and time.monotonic() > deadline:
+                late = ", ".join(str(r) for r in sorted(waiting))
+                self._fail(
+                    name,
+                    f"rank(s) {late} did not answer within trainer.parallel.timeout_s "
+                    f"({self._timeout:g} s)",
+                )
+        return replies.get(0)
+
+    def _exit_note(self, rank: int) -> str:
+        code = self._procs[rank].poll()
+        return "" if code is None else f" (exit code {code})"
+
+    def _fail(self, name: str, why: str) -> None:
+        self._closed = True
+        self._stop_all()
+        raise TrainerRankError(
+            f"trainer {name!r} failed: {why}\nAll {self.world_size} trainer ranks were "
+            "stopped; run the same command again to resume from the last checkpoint."
+        )
+
+    def _stop_all(self) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self._procs:
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5.0)
+        for conn in getattr(self, "_conns", []):
+            conn.close()
