@@ -209,13 +209,15 @@ REACT_WORKFLOWS = [
 
 @pytest.mark.parametrize("workflow", REACT_WORKFLOWS)
 def test_the_react_workflows_train_two_steps_on_the_tiny_model(
-    tmp_path: Path, workflow: str, tiny_model_path
+    tmp_path: Path, workflow: str, tiny_model_path, varying_reward, assert_run_trained
 ) -> None:
     """examples/agentscope/react_math.yaml with each ReAct workflow of the family, on the
     tiny random model: 2 GRPO steps through `reinforge run`, every agent model call a
-    stored experience whose prompt holds the task's question, trained on-policy. The
-    tiny model never answers right (reward 0 everywhere), so the filter that drops
-    all-equal groups is off and the steps train on zero advantages."""
+    stored experience whose prompt holds the task's question, trained on-policy, and
+    the weights moved. The tiny model never answers right (the workflow's reward is 0
+    everywhere), so the experiences are scored by ``sampled_token_reward`` instead
+    (tests/examples/sampled_token_reward.py): groups with reward variance, hence
+    nonzero advantages for the steps to train on."""
     source = EXAMPLE / "react_math.yaml"
     config = tmp_path / "react.yaml"
     text = source.read_text().replace("../arithmetic/", str(EXAMPLE.parent / "arithmetic") + "/")
@@ -224,7 +226,7 @@ def test_the_react_workflows_train_two_steps_on_the_tiny_model(
     overrides = [
         "model.model_path=tiny-random-smollm2", "model.max_response_tokens=8",
         "buffer.total_steps=2", "buffer.batch_size=2",
-        "buffer.explorer_input.taskset.repeat_times=2", "buffer.experience_pipeline.operators=[]",
+        "buffer.explorer_input.taskset.repeat_times=2", "trainer.lr=1.0e-3", *varying_reward,
         "monitor.progress=false", "monitor.tensorboard=false", "monitor.plot=false",
     ]  # fmt: skip
     args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
@@ -245,8 +247,9 @@ def test_the_react_workflows_train_two_steps_on_the_tiny_model(
     for exp in exps:
         prompt = tokenizer.decode(exp.tokens[: exp.prompt_length].tolist())
         assert any(q in prompt for q in questions), prompt[-300:]
-        assert exp.reward == 0.0
+        assert exp.info["original_reward"] == 0.0  # what the workflow gave the tiny model
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     trained = [r for r in rows if "train/loss" in r]
     assert [r["step"] for r in trained] == [1, 2]
     assert all(abs(r["train/sampler/ratio_mean"] - 1) < 0.01 for r in trained), trained
+    assert_run_trained(run_dir, tiny_model_path, 2)
