@@ -135,6 +135,30 @@ def test_without_a_judge_the_reference_must_appear_in_the_answer(tmp_path):
     assert all(e.metrics["answer_correct"] == 1.0 for e in out.experiences)
 
 
+def test_without_a_judge_an_answer_lacking_the_reference_is_wrong(tmp_path):
+    """Half the tasks answered right, half with an answer that lacks the reference:
+    each is scored by what it said, a wrong one below "I don't know"."""
+    right = {q["question"] for q in QUERIES[::2]}
+
+    def answer_for(query):
+        return f"It is {query['answer']}." if query["question"] in right else "Nobody said."
+
+    out = explore(tmp_path, answer_for)
+    assert out.metrics["explore/failed_tasks"] == 0 and len(out.experiences) == 24
+    unknown = art_e_reward(
+        correct=False, attempted=False, found=True, read=True, cited=True,
+        num_sources=1, turns=3, max_turns=10,
+    )  # fmt: skip
+    answers = [json.loads(exp.info["final_answer"])["answer"] for exp in out.experiences]
+    for exp, answer in zip(out.experiences, answers, strict=True):
+        if answer == "Nobody said.":
+            assert exp.metrics["answer_correct"] == 0.0 and exp.reward < unknown
+            assert exp.metrics["said_dont_know"] == 0.0
+        else:
+            assert exp.metrics["answer_correct"] == 1.0 and exp.reward > 1.0
+    assert answers.count("Nobody said.") == 12  # 2 tasks x 2 runs x 3 turns
+
+
 def test_asking_for_a_judge_the_config_lacks_fails_the_task(tmp_path):
     out = explore(tmp_path, lambda q: q["answer"], workflow_args={"judge": "grader"})
     assert out.metrics["explore/failed_tasks"] == 8  # 4 tasks x 2 runs, one request each
