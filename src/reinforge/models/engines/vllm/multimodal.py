@@ -9,11 +9,13 @@ fetched). vLLM runs the model's processor and hands the images to the model as i
 placeholders, which must equal the ids reinforge's processor made (those the
 experience records and the trainer re-scores, with its own ``pixel_values``): a
 server whose expansion differs is refused with a ``ServerProtocolError`` rather
-than trained on.
+than trained on. A server that does not send the expanded ids cannot be checked:
+its samples are used, and a WARNING (once per server) says so.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from reinforge.models.engine import Completion, ImageSource, SamplingParams
@@ -22,6 +24,10 @@ from reinforge.models.engines.openai.protocol import ServerProtocolError
 GENERATE_PATH = "/inference/v1/generate"
 #: the server flag that mounts ``GENERATE_PATH``
 SCALE_OUT_FLAG = "--enable-scale-out"
+
+logger = logging.getLogger(__name__)
+#: servers already warned about for answering without ``prompt_token_ids``
+_UNCHECKED_SERVERS: set[str] = set()
 
 
 def generate_body(model: str, source: ImageSource, params: SamplingParams) -> dict[str, Any]:
@@ -55,9 +61,21 @@ def generate_body(model: str, source: ImageSource, params: SamplingParams) -> di
 def parse_generate(
     body: dict[str, Any], params: SamplingParams, server: str, prompt_ids: list[int]
 ) -> list[Completion]:
-    """The completions of a generate response, after checking its expanded prompt."""
+    """The completions of a generate response, after checking its expanded prompt.
+
+    A server that sends no ``prompt_token_ids`` cannot be checked: its samples are
+    used as they are, with one WARNING per server saying so."""
     expanded = body.get("prompt_token_ids")
-    if expanded is not None and list(expanded) != list(prompt_ids):
+    if expanded is None:
+        if server not in _UNCHECKED_SERVERS:
+            _UNCHECKED_SERVERS.add(server)
+            logger.warning(
+                "server %s answered an image prompt without prompt_token_ids: whether it "
+                "expanded the images into the prompt ids reinforge records (and the "
+                "trainer re-scores) cannot be checked; the samples are used unchecked",
+                server,
+            )
+    elif list(expanded) != list(prompt_ids):
         raise ServerProtocolError(
             f"server {server} expanded the images into {len(expanded)} prompt tokens, "
             f"reinforge's processor into {len(prompt_ids)}: the trainer could not re-score "
