@@ -325,6 +325,25 @@ def test_email_tools_turn_bad_calls_into_error_observations(mailbox, name, argum
     assert tools.final_answer is None and not tools.found_ids and not tools.read_ids
 
 
+def test_a_failing_mailbox_is_an_error_observation_and_a_warning(mailbox, caplog, monkeypatch):
+    """The mailbox raising is the environment's fault: the agent reads an error (not
+    counted as its bad call), and a WARNING says which tool, task and exception."""
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("database disk image is malformed")
+
+    tools = EmailTools(mailbox, DANA, task_id="task-7")
+    monkeypatch.setattr(tools.mailbox, "search_emails", broken)
+    caplog.set_level("WARNING", logger="reinforge.workflows.envs.email.tools")
+    observation = tools.call("search_emails", {"keywords": ["budget"]})
+    assert "OperationalError: database disk image is malformed" in json.loads(observation)["error"]
+    assert tools.bad_calls == 0
+    (record,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    message = record.getMessage()
+    assert "search_emails" in message and "'task-7'" in message
+    assert "OperationalError: database disk image is malformed" in message
+
+
 def test_email_tools_record_an_episode(mailbox):
     q = next(q for q in QUERIES if q["inbox_address"] == DANA)
     source_id = q["message_ids"][0]

@@ -30,7 +30,9 @@ class TrinityAccuracyReward(RewardFn):
     Without ``answer_parser`` math-verify finds the answer in the whole response (a
     ``\\boxed{}`` first), checked in a worker under ``timeout``. With one, both the
     response and the truth go through the parser and the parsed values are compared
-    in-process, as Trinity-RFT does; a comparison that raises scores 0.0.
+    in-process, as Trinity-RFT does; a parser or comparison that raises scores 0.0,
+    with a WARNING naming the parser and the exception (a broken parser would
+    otherwise look like a model that never answers right).
     """
 
     def __init__(
@@ -53,9 +55,20 @@ class TrinityAccuracyReward(RewardFn):
                 str(truth), response, prediction_is_answer=False, timeout=self.timeout
             )
             return {"accuracy": score}
+        parser = getattr(self.answer_parser, "__qualname__", None) or repr(self.answer_parser)
+        step = f"answer_parser {parser}"
         try:
-            score = float(verify(self.answer_parser(str(truth)), self.answer_parser(response)))
+            expected, given = self.answer_parser(str(truth)), self.answer_parser(response)
+            step = f"comparing the answers answer_parser {parser} gave"
+            score = float(verify(expected, given))
         except Exception as exc:  # a parser or a comparison failing is a wrong answer
-            logger.info("answer check failed (%s); scored 0", exc)
+            logger.warning(
+                "%s raised %s: %s (truth %r, response %r); the response scores 0",
+                step,
+                type(exc).__name__,
+                exc,
+                str(truth)[:80],
+                response[:80],
+            )
             score = 0.0
         return {"accuracy": score}

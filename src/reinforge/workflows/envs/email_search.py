@@ -175,7 +175,9 @@ class EmailSearchWorkflow(Workflow):
 
     async def run_async(self) -> list[Experience]:
         self.model.extract_experience_from_history()  # start from a clean history
-        tools = EmailTools(self.mailbox, self.row["inbox_address"], self.tool_limit)
+        tools = EmailTools(
+            self.mailbox, self.row["inbox_address"], self.tool_limit, task_id=self.task.task_id
+        )
         turns, plain_reply = await self._agent(tools)
         final = tools.final_answer or {"answer": plain_reply, "sources": []}
         answer = (final.get("answer") or "").strip()

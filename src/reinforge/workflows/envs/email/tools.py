@@ -10,9 +10,12 @@ the final answer.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from reinforge.workflows.envs.email.mailbox import MAX_RESULTS, Mailbox
+
+logger = logging.getLogger(__name__)
 
 SEARCH_EMAILS = {
     "type": "function",
@@ -157,13 +160,22 @@ class EmailTools:
     ``bad_calls`` (malformed calls: unknown tool, bad JSON or arguments, or arguments
     the mailbox rejected); ``final_answer`` (``{"answer", "sources"}`` of the latest
     ``return_final_answer`` call, else None). Observations longer than
-    ``observation_char_limit`` are cut, ending with a marker that says so.
+    ``observation_char_limit`` are cut, ending with a marker that says so. A mailbox
+    that raises is the environment failing, not the agent: the agent reads an error
+    and a WARNING names the tool, the task (``task_id``) and the exception.
     """
 
-    def __init__(self, mailbox: Mailbox, inbox: str, observation_char_limit: int = 2000):
+    def __init__(
+        self,
+        mailbox: Mailbox,
+        inbox: str,
+        observation_char_limit: int = 2000,
+        task_id: Any = None,
+    ):
         self.mailbox = mailbox
         self.inbox = inbox
         self.observation_char_limit = observation_char_limit
+        self.task_id = task_id
         self.found_ids: list[str] = []
         self.read_ids: list[str] = []
         self.invalid_reads = 0
@@ -184,6 +196,15 @@ class EmailTools:
             self.bad_calls += 1
             return self._limit(json.dumps({"error": str(e)}))
         except Exception as e:  # the mailbox failed, not the agent: report, don't count
+            logger.warning(
+                "email tool %s failed for task %r (inbox %s): %s: %s",
+                name,
+                self.task_id,
+                self.inbox,
+                type(e).__name__,
+                e,
+                exc_info=True,
+            )
             return self._limit(json.dumps({"error": f"the tool failed: {type(e).__name__}: {e}"}))
         return self._limit(json.dumps(result, ensure_ascii=False))
 
