@@ -31,6 +31,12 @@ class RMGalleryFn(RewardFn):
     def __init__(self, reward_name: str, **kwargs: Any) -> None:
         super().__init__(reward_name=reward_name, **kwargs)
         registry = _import("rm_gallery.core.reward.registry").RewardRegistry
+        known = getattr(registry, "_registry", None)
+        if isinstance(known, dict) and reward_name not in known:
+            raise ValueError(
+                f"RM-Gallery has no reward named {reward_name!r}; it has: "
+                + ", ".join(sorted(known))
+            )
         self.reward_model = registry.get(reward_name)(**kwargs)
 
     def __call__(self, experience: Any, messages: list[Any], **kwargs: Any) -> dict[str, float]:  # type: ignore[override]

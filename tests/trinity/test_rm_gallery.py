@@ -1,0 +1,45 @@
+"""``RMGalleryFn`` scoring through the real RM-Gallery package, with its rule-based
+rewards (``accuracy``, ``math_verify_reward``: no model, no network).
+
+RM-Gallery is not a dependency of reinforge (it pulls label-studio, py-data-juicer
+and bitsandbytes), so this module runs only where ``rm_gallery`` imports; without it,
+``tests/trinity/test_rewards.py`` checks the error that names the package.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reinforge.core import Experience
+from reinforge.trinity.common.rewards import RMGalleryFn
+
+pytest.importorskip("rm_gallery")
+
+MESSAGES = [{"role": "user", "content": "What is 6 * 7?"}]
+
+
+def _experience(response: str) -> Experience:
+    return Experience(
+        tokens=torch.tensor([1, 2, 3, 4]),
+        prompt_length=2,
+        response_text=response,
+        info={"taskset": "arithmetic"},
+    )
+
+
+def test_an_exact_match_reward_scores_the_response_against_the_truth() -> None:
+    fn = RMGalleryFn(reward_name="accuracy")
+    assert fn(_experience("42"), MESSAGES, ground_truth="42") == {"accuracy": 1.0}
+    assert fn(_experience("41"), MESSAGES, ground_truth="42") == {"accuracy": 0.0}
+
+
+def test_a_math_reward_verifies_the_answer() -> None:
+    fn = RMGalleryFn(reward_name="math_verify_reward")
+    assert fn(_experience("\\boxed{42}"), MESSAGES, ground_truth="42") == {"math_verify": 1.0}
+    assert fn(_experience("\\boxed{41}"), MESSAGES, ground_truth="42") == {"math_verify": 0.0}
+
+
+def test_an_unknown_reward_name_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"no reward named 'no_such_reward'.*accuracy"):
+        RMGalleryFn(reward_name="no_such_reward")
