@@ -1,16 +1,142 @@
-"""Shared fixtures: the tiny random model for fast engine tests, the real model for slow ones.
+"""Shared fixtures (the tiny random model for fast engine tests, the real model for slow
+ones) and the rule for the wings ``make test`` installs.
 
 The tiny model directory is built once per cache (under a second when the real
 model's safetensors cache already exists; on a fresh machine the GGUF is first
 converted, about 20 s), and resolved once per test session.
+
+Wings: vLLM (``.venv-vllm``), Ray, the browser (Debian's chromium and Playwright),
+ScienceWorld (its package and Java), ALFWorld (TextWorld's PDDL engine) and
+AgentScope. A test that needs one is marked ``@pytest.mark.needs("alfworld")`` (or
+takes the ``vllm_python`` fixture). Without the wing it is skipped with a reason
+that starts ``missing component <wing>:`` and says how to install it. Under CI
+(``CI`` set to anything but ``0``/``false``, as ``.ci/run`` runs) such a skip is
+turned into a failure, here and nowhere else: a broken install step must not pass
+as green. The same goes for ``pytest.importorskip`` of a wing's module (in a test,
+a module or a conftest), so a module that still skips that way is covered too.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MISSING = "missing component"
+#: each wing: the modules it needs, and how ``make test`` installs it
+WINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "vllm": ((), "make vllm-venv"),
+    "ray": (("ray",), "pip install 'reinforge[ray]'"),
+    "browser": (("playwright",), "apt-get install -y chromium; pip install playwright"),
+    "scienceworld": (
+        ("scienceworld",),
+        "pip install 'reinforge[sciworld]'; apt-get install -y openjdk-17-jre-headless",
+    ),
+    # textworld imports jericho when it starts; its PDDL engine is fast_downward's
+    "alfworld": (
+        ("textworld", "fast_downward", "jericho", "alfworld"),
+        "pip install 'reinforge[alfworld]', which builds from source with g++, make and cmake",
+    ),
+    "agentscope": (("agentscope",), "pip install 'reinforge[agentscope]'"),
+}
+WING_MODULES = {module for modules, _ in WINGS.values() for module in modules}
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def vllm_python_path() -> str:
+    return os.environ.get("REINFORGE_VLLM_PYTHON") or str(ROOT / ".venv-vllm" / "bin" / "python")
+
+
+def chromium_path() -> str:
+    return os.environ.get("REINFORGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def missing_parts(wing: str) -> list[str]:
+    """What of ``wing`` this machine lacks (empty when it has all of it)."""
+    if wing not in WINGS:
+        raise ValueError(f"unknown wing {wing!r}; the wings are {sorted(WINGS)}")
+    modules, _ = WINGS[wing]
+    parts = [f"the {m} module" for m in modules if importlib.util.find_spec(m) is None]
+    if wing == "vllm" and not Path(vllm_python_path()).exists():
+        parts.append(f"no vLLM venv at {vllm_python_path()}")
+    if wing == "browser" and not Path(chromium_path()).is_file():
+        parts.append(f"no chromium at {chromium_path()}")
+    if wing == "scienceworld" and shutil.which("java") is None:
+        parts.append("a Java runtime")
+    return parts
+
+
+def skip_unless(wing: str) -> None:
+    """Skip the calling test when ``wing`` is missing (failed under CI, see the docstring)."""
+    parts = missing_parts(wing)
+    if parts:
+        pytest.skip(f"{MISSING} {wing}: {', '.join(parts)} ({WINGS[wing][1]})")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "needs(wing): skipped without that wing (vllm, ray, browser, scienceworld, alfworld, "
+        "agentscope); failed under CI",
+    )
+    config.pluginmanager.register(_FailMissingUnderCI(), "reinforge-fail-missing-under-ci")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("needs"):
+        for wing in marker.args:
+            skip_unless(wing)
+
+
+_IMPORT_SKIP = re.compile(r"could not import '([\w.]+)'")
+
+
+def missing_component(report: pytest.CollectReport | pytest.TestReport) -> str | None:
+    """The reason of a skip that says a wing is missing (``None`` for other reports)."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    longrepr = report.longrepr
+    reason = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+    found = _IMPORT_SKIP.search(reason)
+    if MISSING in reason or (found and found.group(1).split(".")[0] in WING_MODULES):
+        return reason
+    return None
+
+
+def _fail_under_ci(report: pytest.CollectReport | pytest.TestReport) -> None:
+    reason = missing_component(report)
+    if reason is not None and under_ci():
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{reason}\nCI is set: a missing component fails the run (make test installs "
+            "every wing; see tests/conftest.py)"
+        )
+
+
+class _FailMissingUnderCI:
+    """Registered as a plugin, not left as conftest hooks: a conftest's hooks do not see
+    the report of a directory whose own conftest skipped while being imported."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
+        report = yield
+        _fail_under_ci(report)
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector):
+        report = yield
+        _fail_under_ci(report)
+        return report
 
 
 @pytest.fixture(scope="session")
@@ -51,21 +177,20 @@ def real_model_path() -> Path:
 def vllm_python() -> str:
     """The vLLM venv's Python for tests that start real vLLM servers (``@pytest.mark.vllm``).
 
-    ``make test`` creates ``.venv-vllm`` first. Outside CI a missing venv skips those
-    tests with the command that creates it; in CI it fails them, so a broken install
-    step cannot pass as green.
+    ``make test`` creates ``.venv-vllm`` first (``REINFORGE_VLLM_PYTHON`` overrides the
+    path); without it the tests that take this fixture are skipped, failed under CI.
     """
-    import os
+    skip_unless("vllm")
+    return vllm_python_path()
 
-    path = os.environ.get("REINFORGE_VLLM_PYTHON") or str(
-        Path(__file__).resolve().parents[1] / ".venv-vllm" / "bin" / "python"
-    )
-    if not Path(path).exists():
-        message = f"no vLLM venv at {path}: run `make vllm-venv`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Path of Debian's Chromium for the browser tests (``REINFORGE_CHROMIUM`` overrides
+    it; Playwright's own browser download is never used). Skipped without it or the
+    playwright package, failed under CI."""
+    skip_unless("browser")
+    return chromium_path()
 
 
 @pytest.fixture

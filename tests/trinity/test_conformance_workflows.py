@@ -21,10 +21,7 @@ naming them fails at import; docs/migrating.md lists them too):
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
-import shutil
 import warnings
 from dataclasses import asdict
 from typing import Any
@@ -265,29 +262,11 @@ def test_email_search_workflow_answers_with_its_tools() -> None:
     assert len(exps) == 1 and exps[0].reward >= 1.0  # right answer, found without a judge
 
 
-def _sciworld_missing() -> list[str]:
-    """What ScienceWorld needs that this machine lacks: its package, a Java runtime."""
-    needs = (
-        ("the scienceworld package (pip install 'reinforge[envs]')", "scienceworld"),
-        ("a Java runtime (apt-get install openjdk-17-jre-headless)", None),
-    )
-    return [
-        what
-        for what, module in needs
-        if (importlib.util.find_spec(module) if module else shutil.which("java")) is None
-    ]
-
-
+@pytest.mark.needs("scienceworld")  # skipped without it, failed under CI (tests/conftest.py)
 def test_sciworld_workflow_is_built_like_trinitys() -> None:
-    """Runs one real ScienceWorld step. Skipped only where the package or Java is
-    missing, and not even then under CI (``make test`` installs both): an error from
-    the workflow itself is a failure, never a skip."""
+    """Runs one real ScienceWorld step: an error from the workflow itself is a failure,
+    never a skip."""
     assert SciWorldWorkflow.is_async
-    missing = _sciworld_missing()
-    if missing and os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail(f"CI without {' and '.join(missing)}: `make test` should have installed it")
-    if missing:
-        pytest.skip(f"needs {' and '.join(missing)}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         task = _task(SciWorldWorkflow, {"task_name": "lifespan-longest-lived", "variation": 0})

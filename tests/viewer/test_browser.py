@@ -2,8 +2,8 @@
 
 Needs Debian's ``chromium`` (``apt-get install chromium``) and the ``playwright``
 package from PyPI; Playwright's own browser download is never used (it is launched
-with ``executable_path``). Without them the test is skipped, except under CI
-(``CI`` set), where it fails: a broken install step must not pass as green.
+with ``executable_path``). The ``chromium`` fixture (tests/conftest.py) skips the test
+without them, and fails it under CI: a broken install step must not pass as green.
 
 The server is started as a user starts it: ``serve_viewer`` in a separate process
 on a free port. Set ``REINFORGE_UPDATE_SCREENSHOT=1`` to also copy the screenshot
@@ -40,29 +40,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-def _missing(what: str) -> None:
-    message = (
-        f"{what}: the viewer's browser test needs `apt-get install -y chromium` and "
-        "`pip install playwright` (no `playwright install`)"
-    )
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Path of the system Chromium (``REINFORGE_CHROMIUM`` overrides it)."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _missing("the Python package playwright is not installed")
-    path = os.environ.get("REINFORGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).is_file():
-        _missing(f"no chromium at {path}")
-    return path
 
 
 def _free_port() -> int:

@@ -1,13 +1,11 @@
 """The viewer shows a prompt's images: an explore run on the tiny VLM, in Chromium.
 
-Skipped without Debian's chromium and the playwright package, as the main browser
-test is (failed under CI).
+Takes the ``chromium`` fixture (tests/conftest.py): skipped without Debian's chromium
+and the playwright package, failed under CI.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -26,21 +24,6 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "multimodal" / "exp
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def _chromium() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        path = None
-    else:
-        path = shutil.which("chromium") or "/usr/bin/chromium"
-    if path is None or not Path(path).is_file():
-        message = "needs `apt-get install -y chromium` and `pip install playwright`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
-
 def _port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -48,8 +31,7 @@ def _port() -> int:
 
 
 @pytest.mark.usefixtures("tiny_vlm_path")
-def test_prompt_images_are_shown(tmp_path: Path) -> None:
-    chromium = _chromium()
+def test_prompt_images_are_shown(chromium: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     run_dir = tmp_path / "run"
