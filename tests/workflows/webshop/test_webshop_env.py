@@ -131,23 +131,83 @@ def test_make_env_kinds(tmp_path: Path) -> None:
         make_env("catalogue", num_products=3)
 
 
-def test_the_real_webshop_is_made_through_gym(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``env: web_agent_site`` asks gym for WebShop's text env as Trinity-RFT does."""
+class TextEnvShaped:
+    """The catalogue site behind the surface of WebShop's ``WebAgentTextEnv``, as its
+    source (princeton-nlp/WebShop, ``web_agent_site/envs/web_agent_text_env.py``)
+    defines it: built by ``gym.make`` with keyword arguments; ``reset(session=None,
+    instruction_text=None)`` returns ``(observation, None)``; ``observation`` is a
+    read-only property; ``step`` returns ``(observation, reward, done, None)`` (its
+    ``info`` is always None); ``get_available_actions()`` gives ``has_search_bar`` and
+    lower-cased ``clickables``; ``close()`` does nothing. Not the real environment
+    (that needs its million-product index): only its interface."""
+
+    def __init__(self, observation_mode: str = "html", **kwargs) -> None:
+        assert observation_mode == "text_rich"
+        self.kwargs = kwargs
+        self._site = CatalogueWebShopEnv()
+        self.closed = False
+
+    @property
+    def observation(self) -> str:
+        return self._site.observation
+
+    def reset(self, session=None, instruction_text=None):
+        self._site.reset(session=session)
+        return self.observation, None
+
+    def get_available_actions(self) -> dict:
+        return self._site.get_available_actions()
+
+    def step(self, action: str):
+        observation, reward, done, _ = self._site.step(action)
+        return observation, reward, done, None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_web_agent_site_drives_an_env_with_the_real_text_envs_interface(
+    monkeypatch: pytest.MonkeyPatch, shopper
+) -> None:
+    """``env: web_agent_site`` asks gym for ``WebAgentTextEnv-v0`` as Trinity-RFT does,
+    and the workflow plays a whole episode through that interface (None ``info``,
+    read-only ``observation``, the ``reset`` tuple) to the purchase. The real WebShop
+    is not installed here: gym and the package are stand-ins (see ``TextEnvShaped``)."""
+    import asyncio
     import sys
     import types
 
-    made: list[tuple[str, dict]] = []
+    from reinforge.core import Task
+    from reinforge.models import ModelWrapper
+    from reinforge.models.engines.mock import MockEngine
+
+    made: list[tuple[str, dict, TextEnvShaped]] = []
+
+    def gym_make(name: str, **kwargs):
+        env = TextEnvShaped(**kwargs)
+        made.append((name, kwargs, env))
+        return env
+
     gym = types.ModuleType("gym")
-    gym.make = lambda name, **kwargs: made.append((name, kwargs)) or "real-env"  # type: ignore[attr-defined]
-    site = types.ModuleType("web_agent_site")
-    envs = types.ModuleType("web_agent_site.envs")
+    gym.make = gym_make  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "gym", gym)
-    monkeypatch.setitem(sys.modules, "web_agent_site", site)
-    monkeypatch.setitem(sys.modules, "web_agent_site.envs", envs)
-    assert make_env("web_agent_site", num_products=1000) == "real-env"
-    assert made == [
-        (
-            "WebAgentTextEnv-v0",
-            {"observation_mode": "text_rich", "num_products": 1000, "human_goals": True},
-        )
-    ]
+    monkeypatch.setitem(sys.modules, "web_agent_site", types.ModuleType("web_agent_site"))
+    monkeypatch.setitem(sys.modules, "web_agent_site.envs", types.ModuleType("web_agent_site.envs"))
+    task = Task(
+        workflow="webshop_workflow",
+        raw_task={"session_id": 3},
+        workflow_args={
+            "max_env_steps": 8,
+            "env": "web_agent_site",
+            "env_args": {"num_products": 1000},
+        },
+    )
+    model = ModelWrapper(
+        MockEngine(replies=shopper("buy_target"), max_model_len=65536), enable_history=True
+    )
+    (exp,) = asyncio.run(task.to_workflow(model).run_async())
+    ((name, kwargs, env),) = made
+    assert name == "WebAgentTextEnv-v0"
+    assert kwargs == {"observation_mode": "text_rich", "num_products": 1000, "human_goals": True}
+    assert exp.info["termination_reason"] == "env_done" and exp.reward == 1.0
+    assert env.closed
