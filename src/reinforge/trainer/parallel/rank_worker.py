@@ -73,13 +73,6 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
         folder, state = args
         trainer.load_checkpoint(Path(folder), state)
         return trainer.global_step, trainer.model_version
-    if name == "crash":  # for fault tests: a rank that dies mid-command
-        os._exit(int(args))
-    if name == "hang":  # for fault tests: a rank that never answers
-        import time
-
-        time.sleep(float(args))
-        return None
     raise ValueError(f"unknown trainer rank command {name!r}")
 
 
