@@ -22,8 +22,55 @@ def native(request, monkeypatch) -> bool:
     return request.param
 
 
-def test_this_cpu_is_asked_not_assumed() -> None:
-    assert precision.native_bf16("cpu") == bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+# What real machines report: the flags of /proc/cpuinfo, the capability of a GPU.
+AVX2_LAPTOP = {"sse4_2", "avx", "avx2", "fma"}
+AVX512_SKYLAKE = AVX2_LAPTOP | {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
+COOPER_LAKE = AVX512_SKYLAKE | {"avx512_bf16"}
+SAPPHIRE_RAPIDS = AVX512_SKYLAKE | {"avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "native"),
+    [
+        (AVX2_LAPTOP, False),
+        (AVX512_SKYLAKE, False),  # oneDNN calls this bf16-capable; it only converts
+        (COOPER_LAKE, True),
+        (SAPPHIRE_RAPIDS - {"avx512_bf16"}, True),  # AMX alone
+    ],
+    ids=["avx2", "avx512-without-bf16", "avx512-bf16", "amx"],
+)
+def test_a_cpu_is_native_only_with_bf16_instructions(
+    flags: set[str], native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags))
+    assert precision.native_bf16("cpu") is native
+    assert precision.resolve_mixed_precision("auto", "cpu") == ("bf16" if native else "no")
+
+
+@pytest.mark.parametrize(
+    ("capability", "native", "auto"),
+    [
+        ((7, 5), False, "fp16"),
+        ((8, 0), True, "bf16"),
+        ((9, 0), True, "bf16"),
+        (None, False, "fp16"),
+    ],
+    ids=["turing-t4", "ampere-a100", "hopper-h100", "no-gpu-visible"],
+)
+def test_a_gpu_is_native_from_ampere_on_and_older_ones_get_fp16(
+    capability, native: bool, auto: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(precision, "cuda_capability", lambda device: capability)
+    assert precision.native_bf16("cuda:0") is native
+    assert precision.resolve_mixed_precision("auto", "cuda") == auto
+    assert precision.resolve_dtype("auto", "cuda", "x") == ("bfloat16" if native else "float16")
+
+
+def test_cpu_flags_are_read_from_this_machine() -> None:
+    flags = precision.cpu_flags()
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if "flags" in text:
+        assert flags and all(flag in text for flag in list(flags)[:5])
     assert precision.native_bf16("meta") is False
 
 
