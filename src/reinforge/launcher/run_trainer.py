@@ -50,6 +50,11 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
     if cfg.trainer.parallel.world_size > 1:
         from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
 
+        parallel = cfg.trainer.parallel
+        session.reporter.info(
+            f"starting {parallel.world_size} trainer ranks ({parallel.strategy}, "
+            f"trainer.device: {cfg.trainer.device})"
+        )
         trainer: Any = RankedTrainer(
             session.model_dir, cfg.trainer, pad_token_id=pad, init_from=start_from
         )
