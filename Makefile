@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 # vllm), Debian's chromium for the viewer's browser test (Playwright drives it; no
 # browser download), a headless Java runtime for ScienceWorld, and a C/C++ toolchain
 # for the ALFWorld engine's source builds (jericho, Fast Downward; pip caches the built
-# wheels, so a rebuilt venv reuses them; times in docs/benchmarks.md#installs)
+# wheels, so a rebuilt venv reuses them; times in docs/benchmarks.md#installs-and-ci)
 $(DEV_STAMP): $(STAMP)
 	command -v chromium >/dev/null 2>&1 && command -v java >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium openjdk-17-jre-headless g++ make cmake >/dev/null; }
 	$(BIN)/pip install --quiet -e ".[dev]"
