@@ -31,3 +31,9 @@ def bench() -> ModuleType:
 def stats() -> ModuleType:
     """bench/seed_stats.py"""
     return _load("seed_stats")
+
+
+@pytest.fixture(scope="module")
+def gpu_check() -> ModuleType:
+    """bench/gpu_check.py"""
+    return _load("gpu_check")

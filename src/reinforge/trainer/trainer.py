@@ -559,6 +559,12 @@ class Trainer:
 
         save_policy(self, Path(folder))
 
+    def state_bytes(self) -> int:
+        """Bytes of trainable parameters, gradients and optimizer state in this process."""
+        from reinforge.trainer.parallel.rank_metrics import training_state_bytes
+
+        return training_state_bytes(self.model, self.optimizer)
+
     def close(self) -> None:
         """Nothing to release in process (the handle of several ranks stops them)."""
 

@@ -35,3 +35,30 @@ def sum_over_ranks(value: float) -> float:
         tensor = tensor.cuda()
     dist.all_reduce(tensor)
     return float(tensor.item())
+
+
+def training_state_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> int:
+    """Bytes this process holds of the trainable parameters, their gradients (counted at
+    their full size: they exist during every step) and the optimizer state; of a
+    sharded model, the local shards only."""
+    from torch.distributed.tensor import DTensor
+
+    def size(t: torch.Tensor) -> int:
+        t = t.to_local() if isinstance(t, DTensor) else t
+        return t.numel() * t.element_size()
+
+    params = sum(size(p) for p in model.parameters() if p.requires_grad)
+    state = sum(
+        size(value)
+        for per_param in optimizer.state.values()
+        for value in per_param.values()
+        if isinstance(value, torch.Tensor)
+    )
+    return 2 * params + state
+
+
+def bytes_per_rank(value: int) -> list[int]:
+    """Every rank's ``value``, in rank order (a collective)."""
+    values: list[int | None] = [None] * dist.get_world_size()
+    dist.all_gather_object(values, value)
+    return [int(v or 0) for v in values]

@@ -73,6 +73,10 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
         folder, state = args
         trainer.load_checkpoint(Path(folder), state)
         return trainer.global_step, trainer.model_version
+    if name == "state_bytes":
+        from reinforge.trainer.parallel.rank_metrics import bytes_per_rank
+
+        return bytes_per_rank(trainer.state_bytes())
     raise ValueError(f"unknown trainer rank command {name!r}")
 
 

@@ -150,6 +150,10 @@ class RankedTrainer:
     def load_checkpoint(self, folder: Path, state: dict[str, Any]) -> None:
         self.global_step, self.model_version = self._command("load", (str(folder), state))
 
+    def state_bytes(self) -> list[int]:
+        """Each rank's bytes of parameters, gradients and optimizer state."""
+        return self._command("state_bytes")
+
     def close(self) -> None:
         """Stop the ranks (asked first, then terminated); safe to call twice."""
         if self._closed:
