@@ -1,6 +1,7 @@
-"""The ALFWorld tests play real games on TextWorld's PDDL engine (the ``alfworld`` extra);
-without it they are skipped (each module calls ``pytest.importorskip``: a conftest
-cannot skip). ``player(mode)`` is a mock-engine reply rule
+"""The ALFWorld tests play real games on TextWorld's PDDL engine (the ``alfworld`` extra,
+part of ``dev``); each module is marked ``needs("alfworld")``, so without the engine
+they are skipped, and failed under CI (tests/conftest.py). ``player(mode)`` is a
+mock-engine reply rule
 ``(prompt_text, index) -> reply`` that finds the game by its goal in the prompt:
 
 * ``"win"``: plays the game's walkthrough, one command per observation so far;
