@@ -53,7 +53,7 @@ demo-agent: $(STAMP)
 	$(BIN)/reinforge run -c examples/agent/sft.yaml
 	$(BIN)/reinforge run -c examples/agent/grpo.yaml
 
-## explore: rollouts only (no training) on the same taskset, print accuracy (about 20 s)
+## explore: rollouts only (no training) on the same taskset, print accuracy (time: docs/benchmarks.md#make-explore)
 explore: $(STAMP)
 	$(BIN)/reinforge explore -c examples/arithmetic/explore.yaml
 
