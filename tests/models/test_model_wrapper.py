@@ -19,6 +19,7 @@ from reinforge.models.engines.hf import HFEngine
 from reinforge.models.engines.mock import MockEngine
 from reinforge.models.model_wrapper import ModelWrapper
 from reinforge.models.wrapper.messages import validate_messages
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},
@@ -56,7 +57,7 @@ def check_experience(model: ModelWrapper, exp: Experience, prompt_ids: list[int]
 def test_chat_returns_n_experiences_with_messages(mock_model: ModelWrapper) -> None:
     exps = mock_model.chat(MESSAGES, n=3)
     assert len(exps) == 3
-    _, prompt_ids = mock_model.render(MESSAGES)
+    _, prompt_ids = mock_model.chat_prompts.render(MESSAGES)
     for exp in exps:
         check_experience(mock_model, exp, prompt_ids)
         assert exp.response_text == "The answer is \\boxed{5}."
@@ -143,7 +144,7 @@ def test_unknown_sampling_kwarg_is_a_type_error(mock_model: ModelWrapper) -> Non
 
 
 def test_rollout_kwargs_from_generation_config(mock_model: ModelWrapper) -> None:
-    kwargs = ModelWrapper.rollout_kwargs(GenerationConfig(n=2, max_tokens=7, temperature=0.5))
+    kwargs = rollout_kwargs(GenerationConfig(n=2, max_tokens=7, temperature=0.5))
     assert "logprobs" not in kwargs and "seed" not in kwargs
     exps = mock_model.chat(MESSAGES, **kwargs)
     assert len(exps) == 2
@@ -174,7 +175,7 @@ def test_model_version_follows_engine(mock_model: ModelWrapper) -> None:
 
 def test_tiny_model_chat_experiences(tiny_model: ModelWrapper) -> None:
     exps = tiny_model.chat(MESSAGES, n=2, seed=0, max_tokens=6)
-    _, prompt_ids = tiny_model.render(MESSAGES)
+    _, prompt_ids = tiny_model.chat_prompts.render(MESSAGES)
     assert len(exps) == 2
     for exp in exps:
         check_experience(tiny_model, exp, prompt_ids)
@@ -288,7 +289,7 @@ def test_the_turn_index_shares_the_tokens_without_a_tensor_for_the_gc_to_walk(
     mock_model: ModelWrapper,
 ) -> None:
     exp = mock_model.chat([{"role": "user", "content": "What is 2 + 3?"}])[0]
-    turn = mock_model.turns._recent[-1]
+    turn = mock_model.chat_prompts.turns._recent[-1]
     assert not gc.is_tracked(turn.tokens)  # a tensor would be, for the turn's lifetime
     assert np.shares_memory(turn.tokens, exp.tokens.numpy())
     assert turn.tokens.tolist() == exp.tokens.tolist()

@@ -183,9 +183,9 @@ def test_non_append_only_template_falls_back_to_per_turn(smol_tokenizer, caplog)
             ]
         )
     assert "parent_turn_id" not in b.info
-    assert b.prompt_text == model.render_text(msgs)
+    assert b.prompt_text == model.chat_prompts.render_text(msgs)
     assert len(model.extract_experience_from_history(shape="conversation")) == 3
-    assert model.turns.fallbacks == 2
+    assert model.chat_prompts.turns.fallbacks == 2
 
 
 def test_history_shape_is_validated() -> None:

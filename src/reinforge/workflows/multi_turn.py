@@ -28,6 +28,7 @@ from typing import Any
 
 from reinforge.core import EID, Experience, Task
 from reinforge.models.history import is_token_prefix, merge_chain
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.workflow import Workflow
 
 
@@ -122,7 +123,7 @@ class MultiTurnWorkflow(Workflow):
 
     def chat_kwargs(self, **overrides: Any) -> dict[str, Any]:
         """Sampling arguments from the task's ``rollout_args``: one reply per turn."""
-        kwargs = self.model.rollout_kwargs(self.task.rollout_args)
+        kwargs = rollout_kwargs(self.task.rollout_args)
         kwargs["n"] = 1
         kwargs.update(overrides)
         return kwargs

@@ -6,6 +6,7 @@ import inspect
 from typing import Any
 
 from reinforge.core import Experience, Task
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 # reward class -> (its __init__, whether that takes auxiliary_models)
@@ -110,7 +111,7 @@ class BaseSimpleWorkflow(Workflow):
         return messages
 
     def chat_kwargs(self) -> dict[str, Any]:
-        return self.model.rollout_kwargs(self.rollout_args)
+        return rollout_kwargs(self.rollout_args)
 
     def score(self, responses: list[Experience]) -> list[Experience]:
         for i, exp in enumerate(responses):

@@ -80,7 +80,7 @@ def test_chat_completion_has_token_ids_and_usage(
     assert choice.message.role == "assistant"
     assert choice.message.content == "Sample 0: héllo wörld, the answer is 42."
     assert choice.finish_reason == "stop"
-    _, prompt_ids = mock_model.render(user("hi"))
+    _, prompt_ids = mock_model.chat_prompts.render(user("hi"))
     assert resp.model_extra["prompt_token_ids"] == prompt_ids
     ids = choice.model_extra["token_ids"]
     tok = mock_model.tokenizer
@@ -380,7 +380,7 @@ def test_tiny_model_token_ids_logprobs_and_seed(tiny_server) -> None:
     c = client.chat.completions.create(**kwargs, seed=2, n=2)
 
     prompt_ids = a.model_extra["prompt_token_ids"]
-    assert prompt_ids == model.render(messages)[1]
+    assert prompt_ids == model.chat_prompts.render(messages)[1]
     ids = a.choices[0].model_extra["token_ids"]
     assert 0 < len(ids) <= 8
     assert a.choices[0].message.content == model.tokenizer.decode(ids)

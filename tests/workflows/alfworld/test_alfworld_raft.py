@@ -92,7 +92,7 @@ def test_a_failed_attempt_is_retried_with_feedback_and_the_clean_retry_kept(play
     ]
     assert (exp.logprobs[exp.action_mask] < 0).all()
     # the spliced prompt is exactly the template's rendering of the clean first turn
-    assert exp.prompt_text == model.render_text(exp.messages[:2])
+    assert exp.prompt_text == model.chat_prompts.render_text(exp.messages[:2])
 
 
 def test_a_retry_that_does_not_improve_is_not_kept(player) -> None:

@@ -66,6 +66,13 @@ class ChatPrompts:
             self.native_tools,
         )
 
+    def render(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None = None
+    ) -> tuple[str, list[int]]:
+        """Prompt text and ids of a fresh rendering (no bridging to earlier turns)."""
+        text = self.render_text(messages, tools)
+        return text, self.tokenizer.encode(text)
+
     def prompt(
         self, messages: list[dict[str, Any]], tools: list[dict] | None, tools_key: str
     ) -> tuple[str, list[int], int | None]:

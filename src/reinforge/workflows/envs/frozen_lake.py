@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from reinforge.core import Experience, Task
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.envs import frozen_lake_env
 from reinforge.workflows.envs.frozen_lake_env import ACTION_NAMES, TextFrozenLake
 from reinforge.workflows.envs.frozen_lake_prompts import feedback, start_messages
@@ -212,7 +213,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
             self.stats.context_full = True
             self._step_reward = 0.0
             return False
-        kwargs = self.model.rollout_kwargs(self.task.rollout_args)
+        kwargs = rollout_kwargs(self.task.rollout_args)
         kwargs["n"] = 1
         (turn,) = self.model.chat(self.messages, **kwargs)
         self._last_turn = turn

@@ -34,6 +34,7 @@ from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.core.episode import Episode, TerminationReason
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.episode.callable_args import resolve_callable_args
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
@@ -62,7 +63,7 @@ class EpisodeWorkflowAdapter(Workflow):
         )
         self.engine_args: dict[str, Any] = dict(args.pop("rollout_engine_args", None) or {})
         self.workflow_kwargs = resolve_callable_args(self.episode_workflow_cls, args)
-        self.sampling = model.rollout_kwargs(task.rollout_args)
+        self.sampling = rollout_kwargs(task.rollout_args)
         self.sampling.pop("n", None)
         self.episodes: list[Episode] = []
 

@@ -128,7 +128,7 @@ class ModelWrapperEngine(RolloutEngine):
         tools = kwargs.pop("tools", None)
         args = self._call_args(kwargs)
         if self.max_prompt_length is not None:
-            _, ids = self.model.render(messages, tools)
+            _, ids = self.model.chat_prompts.render(messages, tools)
             if len(ids) > self.max_prompt_length:
                 logger.debug("prompt of %d tokens > max_prompt_length", len(ids))
                 raise TerminationEvent(TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED)

@@ -139,7 +139,7 @@ class AlfworldSession:
         if limit is None:
             return False
         reply = self.rollout_args.max_tokens or getattr(self.model, "default_max_tokens", 256)
-        prompt = self.model.tokenizer.encode(self.model.render_text(self.messages))
+        prompt = self.model.tokenizer.encode(self.model.chat_prompts.render_text(self.messages))
         return len(prompt) + reply > limit
 
     # ---- the agent ---------------------------------------------------------------------

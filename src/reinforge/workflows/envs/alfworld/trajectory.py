@@ -37,8 +37,8 @@ def splice(model: Any, messages: list[dict[str, Any]], turns: list[Experience]) 
     replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     if not replies or len(replies) != len(turns):
         raise SpliceError(f"{len(replies)} assistant messages but {len(turns)} sampled turns")
-    render, encode = model.render_text, model.tokenizer.encode
-    marker = model.turns.end_marker()
+    render, encode = model.chat_prompts.render_text, model.tokenizer.encode
+    marker = model.chat_prompts.turns.end_marker()
     eos_ids = set(getattr(model.tokenizer, "eos_token_ids", ()) or ())
     prompt_text = render(messages[: replies[0]], None, True)
     ids = list(encode(prompt_text))
