@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+import reinforge.workflows.envs.frozen_lake_env as frozen_lake_env
 from reinforge.core import Experience, Task
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
-from reinforge.workflows.envs import frozen_lake_env
 from reinforge.workflows.envs.frozen_lake_env import ACTION_NAMES, TextFrozenLake
 from reinforge.workflows.envs.frozen_lake_prompts import feedback, start_messages
 from reinforge.workflows.multi_turn import MultiTurnWorkflow, context_full

@@ -9,6 +9,7 @@ all rollouts of the task concurrently - and converts the episodes with
 ``episode_to_experiences``.
 
 ``WORKFLOWS`` calls ``adapter_for`` through ``EpisodeWorkflow.__reinforge_workflow__``
+(this module installs it there when imported, so ``workflow`` never imports the adapter)
 when an episode workflow is registered or looked up by dotted path, so users never
 name the adapter. It carries the episode class's module and qualified name, so a
 Task holding it serialises to the episode class's dotted path, which resolves back
@@ -38,7 +39,7 @@ from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.episode.callable_args import resolve_callable_args
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
-from reinforge.workflows.episode.workflow import EpisodeWorkflow
+from reinforge.workflows.episode.workflow import EpisodeWorkflow, install_adapter_factory
 from reinforge.workflows.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -134,3 +135,6 @@ def adapter_for(cls: type[EpisodeWorkflow]) -> type[EpisodeWorkflowAdapter]:
     )
     cls._reinforge_adapter = adapter  # type: ignore[attr-defined]
     return adapter
+
+
+install_adapter_factory(adapter_for)

@@ -40,6 +40,19 @@ from reinforge.workflows.episode.rollout_engine import RolloutEngine
 
 __all__ = ["EpisodeWorkflow", "TerminationEvent", "TerminationReason", "Workflow"]
 
+#: episode workflow class -> the reinforge ``Workflow`` that runs it in the explorer.
+#: The adapter sits on top of this module (it builds and runs ``EpisodeWorkflow``s),
+#: so this module never imports it: ``reinforge.workflows.episode.adapter`` installs
+#: its ``adapter_for`` here when imported, and the package imports the adapter, so it
+#: is in place before any episode workflow class can be registered.
+_adapter_factory: Callable[[type], type] | None = None
+
+
+def install_adapter_factory(factory: Callable[[type], type]) -> None:
+    """Set what ``EpisodeWorkflow.__reinforge_workflow__`` returns (the adapter calls this)."""
+    global _adapter_factory
+    _adapter_factory = factory
+
 
 def _members(obj: Any, kind: type) -> Iterator[Any]:
     """Public attributes of ``obj`` that are ``kind`` instances, also inside lists and dicts.
@@ -338,9 +351,11 @@ class EpisodeWorkflow(ABC):
         ``WORKFLOWS.register_module`` and ``WORKFLOWS.get`` call this, so registering
         an episode workflow class (or naming it by dotted path) just works.
         """
-        from reinforge.workflows.episode.adapter import adapter_for
-
-        return adapter_for(cls)
+        if _adapter_factory is None:  # only while the package itself is being imported
+            raise RuntimeError(
+                "no episode workflow adapter is installed; import reinforge.workflows.episode"
+            )
+        return _adapter_factory(cls)
 
 
 Workflow = EpisodeWorkflow

@@ -25,7 +25,7 @@ import importlib
 import re
 from typing import Any, Protocol
 
-from reinforge.workflows.envs.webshop import pages
+import reinforge.workflows.envs.webshop.pages as pages
 from reinforge.workflows.envs.webshop.catalogue import Catalogue, Product, goal_problem
 from reinforge.workflows.envs.webshop.reward import RewardParts, purchase_reward
 
