@@ -220,23 +220,42 @@ class RayReplica:
 
 
 class Placement:
-    """One placement group for a run: a bundle per vLLM replica, then one per runner actor."""
+    """One placement group for a run: a bundle per vLLM replica, one per runner actor,
+    then one per trainer rank.
 
-    def __init__(self, cluster: ClusterConfig, replicas: int, timeout: float = 120.0) -> None:
+    Where the Ray cluster has GPUs, each replica's bundle and each trainer rank's
+    reserves one (``num_gpus=1``), so Ray hands every replica and rank a GPU of its
+    own (``CUDA_VISIBLE_DEVICES``) instead of all of them opening GPU 0.
+    """
+
+    def __init__(
+        self,
+        cluster: ClusterConfig,
+        replicas: int,
+        timeout: float = 120.0,
+        trainer_ranks: int = 0,
+        trainer_cpus: float = 1.0,
+    ) -> None:
         import ray
         from ray.util.placement_group import placement_group
 
         self.replicas = replicas
-        bundles = [{"CPU": cluster.engine_cpus}] * replicas
+        self.runners = cluster.runner_actors
+        self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
+        gpu = {"GPU": self.gpus} if self.gpus else {}
+        bundles = [{"CPU": cluster.engine_cpus, **gpu}] * replicas
         bundles += [{"CPU": cluster.runner_cpus}] * cluster.runner_actors
+        bundles += [{"CPU": trainer_cpus, **gpu}] * trainer_ranks
         self.group = placement_group(bundles, strategy=cluster.placement_strategy)
         try:
             ray.get(self.group.ready(), timeout=timeout)
         except Exception as exc:
             self.remove()
             raise RuntimeError(
-                f"Ray could not place {replicas} replica(s) x {cluster.engine_cpus} CPU and "
-                f"{cluster.runner_actors} runner actor(s) x {cluster.runner_cpus} CPU "
+                f"Ray could not place {replicas} replica(s) x {cluster.engine_cpus} CPU, "
+                f"{cluster.runner_actors} runner actor(s) x {cluster.runner_cpus} CPU and "
+                f"{trainer_ranks} trainer rank(s) x {trainer_cpus} CPU"
+                f"{' and 1 GPU each (replicas, ranks)' if self.gpus else ''} "
                 f"({cluster.placement_strategy}) within {timeout:g}s: {exc}; lower "
                 "cluster.engine_cpus / runner_cpus or add nodes"
             ) from exc
@@ -252,6 +271,11 @@ class Placement:
 
     def runner(self, index: int) -> dict[str, Any]:
         return self.bundle(self.replicas + index)
+
+    def trainer_rank(self, index: int) -> dict[str, Any]:
+        """Actor options of trainer rank ``index``: its bundle, and its GPU if any."""
+        options = self.bundle(self.replicas + self.runners + index)
+        return {**options, "num_gpus": self.gpus} if self.gpus else options
 
     def remove(self) -> None:
         from ray.util.placement_group import remove_placement_group
@@ -273,6 +297,8 @@ def replica_factory(
     def make(**server_args: Any) -> RayReplica:
         nonlocal made
         options = placement.replica(made) if placement is not None else {}
+        if placement is not None and placement.gpus:
+            options = {**options, "num_gpus": placement.gpus}  # a GPU of its own
         made += 1
         actor = host.options(**base, **options).remote(server_args, cluster.address != "local")
         return RayReplica(actor, server_args["log_path"])

@@ -53,10 +53,15 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
         parallel = cfg.trainer.parallel
         session.reporter.info(
             f"starting {parallel.world_size} trainer ranks ({parallel.strategy}, "
-            f"trainer.device: {cfg.trainer.device})"
+            f"trainer.device: {cfg.trainer.device}"
+            f"{', as Ray actors' if session.placement is not None else ''})"
         )
         trainer: Any = RankedTrainer(
-            session.model_dir, cfg.trainer, pad_token_id=pad, init_from=start_from
+            session.model_dir,
+            cfg.trainer,
+            pad_token_id=pad,
+            init_from=start_from,
+            placement=session.placement,
         )
     else:
         weights = init_weights(start_from, session.model_dir) if start_from else None

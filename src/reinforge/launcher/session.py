@@ -151,6 +151,8 @@ class RunSession:
     explorer: Explorer
     reporter: ConsoleReporter
     model_dir: Path
+    #: the run's Ray placement group (``cluster.backend: ray``): trainer ranks go there
+    placement: Any = None
     #: what ``close`` stops first, newest first (a trainer's ranks)
     closers: list[Callable[[], None]] = field(default_factory=list)
 
@@ -176,7 +178,14 @@ class RunSession:
             from reinforge.explorer.ray_backend import Placement, init_ray, replica_factory
 
             init_ray(cfg.cluster)
-            placement = Placement(cfg.cluster, model.vllm.replicas)
+            parallel = cfg.trainer.parallel
+            ranks = parallel.world_size if cfg.mode in ("both", "train", "sft") else 0
+            placement = Placement(
+                cfg.cluster,
+                model.vllm.replicas,
+                trainer_ranks=ranks if ranks > 1 else 0,
+                trainer_cpus=float(parallel.threads_per_rank or 1),
+            )
             engine = model.create_engine(server_factory=replica_factory(cfg.cluster, placement))
         else:
             engine = model.create_engine()
@@ -236,7 +245,7 @@ class RunSession:
             if reporter is not None:
                 reporter.close()
             raise
-        return cls(cfg, run_dir, storage, explorer, reporter, model_dir)
+        return cls(cfg, run_dir, storage, explorer, reporter, model_dir, placement=placement)
 
     async def run(self, work: Callable[[], Awaitable[T]]) -> T:
         """Await ``work()`` (a mode, an explore or eval pass) between the experience

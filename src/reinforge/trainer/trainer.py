@@ -113,7 +113,9 @@ class Trainer:
         self.spec: AlgorithmSpec = resolve_algorithm(cfg.algorithm, cfg.algorithm_args)
         self.pad_token_id = pad_token_id
         self.rank = rank
-        self.device = resolve_device(device or cfg.device, rank.rank if rank.distributed else 0)
+        # an explicit device is this rank's own; cfg.device is shifted by the rank
+        offset = 0 if device or not rank.distributed else rank.rank
+        self.device = resolve_device(device or cfg.device, offset)
         #: ``cfg.mixed_precision`` with ``auto`` resolved for this device ("no", "bf16", "fp16")
         self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, self.device)
         if cfg.dtype == "bfloat16":

@@ -34,13 +34,13 @@ def receive(conn: Connection) -> Any:
     return pickle.loads(conn.recv_bytes())
 
 
-def _join_group(rank: int, world_size: int, port: int, device: str, timeout_s: float) -> None:
+def _join_group(rank: int, world_size: int, master: str, device: str, timeout_s: float) -> None:
     backend = "nccl" if device.startswith("cuda") else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(torch.device(device))
     dist.init_process_group(
         backend,
-        init_method=f"tcp://127.0.0.1:{port}",
+        init_method=f"tcp://{master}",
         rank=rank,
         world_size=world_size,
         timeout=timedelta(seconds=timeout_s),
@@ -97,7 +97,8 @@ def rank_main(
     rank: int,
     *,
     world_size: int,
-    port: int,
+    master: str,
+    device_rank: int,
     threads: int,
     model_path: str,
     cfg_json: str,
@@ -125,8 +126,8 @@ def rank_main(
         from reinforge.trainer.trainer_config import TrainerConfig
 
         cfg = TrainerConfig.model_validate_json(cfg_json)
-        device = resolve_device(cfg.device, rank)
-        _join_group(rank, world_size, port, device, cfg.parallel.timeout_s)
+        device = resolve_device(cfg.device, device_rank)
+        _join_group(rank, world_size, master, device, cfg.parallel.timeout_s)
         ctx = RankContext(rank, world_size, cfg.parallel.strategy, cfg.parallel.cpu_offload)
         weights = init_weights(init_from, model_path) if init_from else None
         trainer = Trainer(

@@ -45,7 +45,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: on Linux, be killed when the driver dies (even by
     SIGKILL), so no rank outlives its run."""
     if not sys.platform.startswith("linux"):
@@ -74,9 +74,11 @@ class RankedTrainer:
         *,
         pad_token_id: int,
         init_from: str | Path | None = None,
+        placement: Any = None,
     ) -> None:
         """Start the ranks and wait until each has built its trainer. ``init_from`` is a
-        folder ``model.init_from`` resolved to (each rank loads it before wrapping)."""
+        folder ``model.init_from`` resolved to (each rank loads it before wrapping);
+        with a Ray ``placement`` the ranks run under actors in its trainer bundles."""
         self.cfg = cfg
         self.world_size = cfg.parallel.world_size
         self.is_lora = cfg.lora.enabled
@@ -84,26 +86,44 @@ class RankedTrainer:
         self.model_version = 0
         self._timeout = cfg.parallel.timeout_s
         self._closed = False
-        port, threads = _free_port(), _threads_per_rank(cfg)
+        threads = _threads_per_rank(cfg)
         authkey = secrets.token_bytes(16)
-        listener = Listener(("127.0.0.1", 0), authkey=authkey)
+        hosts = None
+        if placement is None:
+            listen_host = master_host = "127.0.0.1"
+            port = _free_port()
+        else:
+            import ray
+
+            from reinforge.trainer.parallel.ray_ranks import node_address, start_hosts
+
+            hosts = start_hosts(placement, self.world_size, float(threads))
+            master_host, port = ray.get(hosts[0].address.remote(), timeout=self._timeout)
+            listen_host = node_address()
+        listener = Listener((listen_host, 0), authkey=authkey)
         host, listen_port = listener.address
-        env = {**os.environ, AUTHKEY_ENV: authkey.hex()}
-        self._procs: list[subprocess.Popen] = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "reinforge.trainer.parallel.rank_worker",
-                    f"{host}:{listen_port}",
-                    str(rank),
-                ],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-            for rank in range(self.world_size)
-        ]
+        self._procs: list[Any] = []
+        for rank in range(self.world_size):
+            command = [
+                sys.executable,
+                "-m",
+                "reinforge.trainer.parallel.rank_worker",
+                f"{host}:{listen_port}",
+                str(rank),
+            ]
+            if hosts is None:
+                env = {**os.environ, AUTHKEY_ENV: authkey.hex()}
+                self._procs.append(
+                    subprocess.Popen(
+                        command, env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
+                    )
+                )
+            else:
+                from reinforge.trainer.parallel.ray_ranks import RayRankProcess
+
+                self._procs.append(
+                    RayRankProcess(hosts[rank], command, {AUTHKEY_ENV: authkey.hex()})
+                )
         try:
             self._conns = self._accept(listener)
         finally:
@@ -113,7 +133,9 @@ class RankedTrainer:
                 conn,
                 {
                     "world_size": self.world_size,
-                    "port": port,
+                    "master": f"{master_host}:{port}",
+                    # Ray shows each rank its own GPU as cuda:0; local ranks see them all
+                    "device_rank": rank if hosts is None else 0,
                     "threads": threads,
                     "model_path": str(model_path),
                     "cfg_json": cfg.model_dump_json(),
