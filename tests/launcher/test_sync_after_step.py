@@ -52,7 +52,7 @@ class _Explorer:
 
 def _session(steps: int) -> Any:
     cfg = SimpleNamespace(
-        synchronizer=SimpleNamespace(sync_interval=1, sync_offset=0),
+        synchronizer=SimpleNamespace(sync_interval=1, sync_offset=0, overlap=False),
         explorer=SimpleNamespace(eval_on_start=False, eval_interval=0),
         checkpoint=SimpleNamespace(save_interval=0),
         buffer=SimpleNamespace(

@@ -33,6 +33,21 @@ class SynchronizerConfig(StrictModel):
     sync_offset: int = Field(
         0, ge=0, description="explorer runs this many steps ahead of the trainer"
     )
+    overlap: bool = Field(
+        False,
+        description="mode both: train step k in a worker thread (or on the trainer's ranks) "
+        "while the explorer samples step k + sync_offset, then sync; needs sync_offset >= 1 "
+        "(the rollouts of the step being sampled come from weights sync_offset steps old)",
+    )
+
+    @model_validator(mode="after")
+    def _overlap_needs_an_offset(self) -> SynchronizerConfig:
+        if self.overlap and self.sync_offset < 1:
+            raise ValueError(
+                "synchronizer.overlap trains a step while the next is sampled, so the "
+                "explorer must run ahead of the trainer: set sync_offset: 1 (or more)"
+            )
+        return self
 
 
 class CheckpointConfig(StrictModel):

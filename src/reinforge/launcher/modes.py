@@ -1,6 +1,8 @@
 """The run modes of ``reinforge run``.
 
-* ``both``: explore a step, train on it, sync weights in process, repeat.
+* ``both``: explore a step, train on it, sync weights in process, repeat (with
+  ``synchronizer.overlap`` the training of step k runs while step k + offset is
+  explored).
 * ``explore``: only explore; load newer weights from the trainer's checkpoints.
 * ``train``: only train, on the steps an ``explore`` process stores in the shared
   buffer; publish weights as checkpoints.
@@ -32,7 +34,7 @@ from reinforge.core.explore_metric_names import (
     EXPLORE_TASKS,
     dropped_metric,
 )
-from reinforge.core.metric_names import TRAIN_STEP_TIME, TRAIN_SYNC_TIME
+from reinforge.core.metric_names import TRAIN_SYNC_TIME
 from reinforge.launcher.demonstrations import load_aux_demonstrations
 from reinforge.launcher.run_trainer import (
     RunInterrupted,
@@ -204,34 +206,53 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     outcome = {"trained": 0, "skipped": 0}  # steps of this invocation
     explored = ExploredTotals()
 
-    def train_until(limit: int) -> None:
+    def finish_step(step: int, result: StepResult) -> None:
+        """What follows a trained step: the weight sync, the checkpoint, the report."""
         nonlocal trained, last
+        metrics = {"step": step, **result.metrics}
+        trained = step
+        outcome["trained"] += 1
+        outcome["skipped"] += result.skipped
+        if not result.skipped and trainer.global_step % sync.sync_interval == 0:
+            reporter.phase("syncing weights")
+            synced = time.monotonic()
+            sync_in_process(trainer, explorer.engine)
+            metrics[TRAIN_SYNC_TIME] = time.monotonic() - synced
+        save_every = cfg.checkpoint.save_interval
+        if save_every and trained % save_every == 0:
+            reporter.phase("saving checkpoint")
+            save_run_checkpoint(session, trainer, trained)
+        reporter.step_done(metrics)
+        last = metrics
+
+    def train_until(limit: int) -> None:
         while trained < limit:
             step = trained + 1
-            start = time.monotonic()
             reporter.phase(f"training step {step}")
-            result = _train_on(session, trainer, step, demos)
-            metrics = {"step": step, **result.metrics}
-            trained = step
-            outcome["trained"] += 1
-            outcome["skipped"] += result.skipped
-            if not result.skipped and trainer.global_step % sync.sync_interval == 0:
-                reporter.phase("syncing weights")
-                sync_in_process(trainer, explorer.engine)
-                metrics[TRAIN_SYNC_TIME] = (
-                    time.monotonic() - start - metrics.get(TRAIN_STEP_TIME, 0.0)
-                )
-            save_every = cfg.checkpoint.save_interval
-            if save_every and trained % save_every == 0:
-                reporter.phase("saving checkpoint")
-                save_run_checkpoint(session, trainer, trained)
-            reporter.step_done(metrics)
-            last = metrics
+            finish_step(step, _train_on(session, trainer, step, demos))
+
+    async def explore_while_training() -> Any:
+        """Explore the next step; with ``synchronizer.overlap``, train the step that is
+        due meanwhile (in a worker thread: the trainer's ranks or its torch kernels
+        work while the engine samples) and sync only once both are done."""
+        if not sync.overlap or trained + 1 > cursor.step + 1 - sync.sync_offset:
+            return await explorer.explore_step(cursor)
+        step = trained + 1
+        exps = storage.read_batch(step)
+        batch_demos = demos.batch(step) if demos is not None else None
+        training = asyncio.to_thread(
+            lambda: (
+                trainer.train_step(exps, demonstrations=batch_demos) if exps else StepResult.skip()
+            )
+        )
+        out, result = await asyncio.gather(explorer.explore_step(cursor), training)
+        finish_step(step, result)
+        return out
 
     try:
         train_until(cursor.step - sync.sync_offset)  # catch up on steps stored before a restart
         while True:
-            out = await explorer.explore_step(cursor)
+            out = await explore_while_training()
             if out is None:
                 break
             explored.add(out.metrics)
