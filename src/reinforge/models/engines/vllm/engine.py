@@ -88,6 +88,9 @@ class VLLMEngine(OpenAIEngine):
         self.lora_enabled = bool(max_lora_rank)
         self.startup_timeout = startup_timeout
         self.sync_timeout = sync_timeout
+        #: what the servers compute in: synced weights are written in it (half the bytes
+        #: of the trainer's fp32 for bf16 servers)
+        self.dtype = dtype
         self.restarts = 0
         self._weights_dir: Path | None = None  # newest full weights (restarts load these)
         self._adapters: list[tuple[int, str, Path]] = []  # (version, name, folder), oldest first
@@ -276,7 +279,10 @@ class VLLMEngine(OpenAIEngine):
         version = self.model_version + 1 if version is None else int(version)
         with self._sync_lock:
             folder = write_full_weights(
-                state_dict, self.base_model_path, self.work_dir / "weights" / f"v{version}"
+                state_dict,
+                self.base_model_path,
+                self.work_dir / "weights" / f"v{version}",
+                dtype=self.dtype,
             )
 
             def reload(server: VLLMServer) -> None:

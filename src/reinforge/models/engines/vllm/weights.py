@@ -42,9 +42,12 @@ def complete_state_dict(state_dict: dict[str, Any], base_dir: str | Path) -> dic
     return out
 
 
-def write_full_weights(state_dict: dict[str, Any], base_dir: str | Path, folder: Path) -> Path:
+def write_full_weights(
+    state_dict: dict[str, Any], base_dir: str | Path, folder: Path, dtype: str | None = None
+) -> Path:
     """Save ``state_dict`` (HF parameter names, completed from the base model's files)
-    as one safetensors file in ``folder``.
+    as one safetensors file in ``folder``, floating tensors in ``dtype`` when given (the
+    servers' own: nothing gained by writing and reading fp32 for a bf16 server).
 
     Tensors that share storage (tied embeddings) are written once, under the first
     name; the model's config says they are tied and vLLM ties them again on load.
@@ -61,6 +64,8 @@ def write_full_weights(state_dict: dict[str, Any], base_dir: str | Path, folder:
         if key in seen:
             continue
         seen.add(key)
+        if dtype and dtype != "auto" and tensor.is_floating_point():
+            tensor = tensor.to(getattr(torch, dtype))
         tensors[name] = tensor.to("cpu").contiguous()
     save_file(tensors, str(tmp / "model.safetensors"))
     for name in _CONFIG_FILES:
