@@ -61,9 +61,11 @@ def run_demo(name: str, out: Path, steps: int, extra: list[str]) -> list[str]:
     torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     try:
-        app(args, standalone_mode=False)
+        code = app(args, standalone_mode=False)
     except Exception as exc:  # a device mix-up raises in the step
         return [f"{name}: the run failed: {type(exc).__name__}: {exc}"]
+    if code:  # the CLI reported the error and returned its exit code
+        return [f"{name}: reinforge run exited with {code} (its message is above)"]
     wall = time.perf_counter() - start
     rows = _rows(run_dir)
     explored = [r for r in rows if "explore/step_time" in r]

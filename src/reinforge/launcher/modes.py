@@ -169,9 +169,11 @@ def _train_on(
         logger.warning("step %d has no stored experiences; training skipped", step)
         return StepResult.skip()
     reporter = session.reporter
+    ranks = getattr(trainer, "world_size", 1)
+    label = f"training step {step}" + (f" on {ranks} ranks" if ranks > 1 else "")
     return trainer.train_step(
         exps,
-        on_micro_batch=lambda k, n: reporter.phase(f"training step {step}: micro-batch", k, n),
+        on_micro_batch=lambda k, n: reporter.phase(f"{label}: micro-batch", k, n),
         demonstrations=demos.batch(step) if demos is not None else None,
     )
 
