@@ -87,6 +87,13 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
 
 
 def save_run_checkpoint(session: RunSession, trainer: Trainer, trained_step: int) -> None:
+    if getattr(trainer, "stopped", False):  # ranks stopped by an interrupt mid-step
+        session.reporter.warn(
+            "the trainer ranks were stopped in the middle of a step, so no checkpoint "
+            "was saved now; the same command resumes from the last saved one"
+        )
+        return
+
     def write(folder):
         return {**trainer.save_checkpoint(folder), "trained_step": trained_step}
 

@@ -55,3 +55,21 @@ def test_a_hung_rank_fails_the_step_at_the_deadline(
         assert all_gone(trainer)
     finally:
         trainer.close()
+
+
+def test_an_interrupt_mid_step_stops_the_ranks(
+    tiny_model_path: Path, rank_batch: list[Experience]
+) -> None:
+    """Ctrl-C while the ranks work: they are stopped (a step finished unseen would put
+    their weights ahead of the run's record), and the handle says so."""
+    import threading
+
+    trainer = ranked(tiny_model_path)
+    try:
+        os.kill(trainer._procs[1].pid, signal.SIGSTOP)  # the step cannot finish
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        with pytest.raises(KeyboardInterrupt):
+            trainer.train_step(copy.deepcopy(rank_batch))
+        assert trainer.stopped and all_gone(trainer)
+    finally:
+        trainer.close()

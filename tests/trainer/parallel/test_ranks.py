@@ -28,6 +28,9 @@ def config(strategy: str | None, lora: bool = False, **extra: Any) -> TrainerCon
         "lr": 1e-2 if lora else 1e-3,
         "micro_batch_size": 3,
         "lora": {"enabled": lora, "r": 4, "alpha": 8},
+        # the full fine-tunes recompute activations, as the demo does (non-reentrant
+        # checkpointing on the ranks, HF's default in one process)
+        "gradient_checkpointing": not lora,
         **extra,
     }
     if strategy is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import sys
 import traceback
 from datetime import timedelta
@@ -118,6 +119,9 @@ def rank_main(
         format=f"[trainer rank {rank}] %(levelname)s %(name)s: %(message)s",
     )
     torch.set_num_threads(threads)
+    # Ctrl-C in a terminal reaches the whole process group: the driver decides what
+    # stops, and a rank interrupted inside a collective would hang the others
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from reinforge.trainer.device import resolve_device
         from reinforge.trainer.init_weights import init_weights

@@ -234,7 +234,23 @@ class RankedTrainer:
                 self._fail(name, f"rank {rank} cannot be reached ({exc}){self._exit_note(rank)}")
         return self._collect(name, on_progress)
 
+    @property
+    def stopped(self) -> bool:
+        """The ranks were stopped (closed, failed, or interrupted mid-command)."""
+        return self._closed
+
     def _collect(self, name: str, on_progress: Callable[[int, int], None] | None = None) -> Any:
+        """Every rank's reply to ``name``; rank 0's result. Interrupted (Ctrl-C, SIGTERM)
+        while the ranks work, it stops them: a step they finish unseen would leave
+        their weights a step ahead of what the run records as trained."""
+        try:
+            return self._replies(name, on_progress)
+        except KeyboardInterrupt:
+            self._closed = True
+            self._stop_all()
+            raise
+
+    def _replies(self, name: str, on_progress: Callable[[int, int], None] | None) -> Any:
         deadline = time.monotonic() + self._timeout
         replies: dict[int, Any] = {}
         waiting = dict(enumerate(self._conns))
