@@ -21,3 +21,20 @@ def test_dev_is_the_tools_and_every_extra_but_bench_and_vllm() -> None:
     }
     assert set(dev) == wanted
     assert {"alfworld==0.4.2", "textworld[pddl]>=1.7,<1.8"} <= set(dev)
+
+
+def test_the_upstream_extras_hold_what_upstream_user_code_imports() -> None:
+    """``reinforge[trinity]``: Trinity-RFT's math answer helpers import ``word2number``;
+    ``reinforge[rllm]``: rLLM's math rewards import ``pylatexenc`` (and sympy)."""
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    assert "word2number>=1.1" in extras["trinity"]
+    assert {"pylatexenc>=2.10", "sympy>=1.12"} <= set(extras["rllm"])
+
+
+def test_the_upstream_extras_import() -> None:
+    """What ``dev`` installs here: the modules upstream code imports load."""
+    from pylatexenc.latex2text import LatexNodes2Text
+    from word2number import w2n
+
+    assert w2n.word_to_num("three hundred and forty two") == 342
+    assert LatexNodes2Text().latex_to_text(r"\frac{1}{2}") == "1/2"
