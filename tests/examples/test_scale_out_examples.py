@@ -1,5 +1,6 @@
 """``examples/vllm/grpo.yaml`` and ``examples/ray/grpo.yaml`` run with ``reinforge run``
-on real vLLM (and a real local Ray), 2 small steps each.
+on real vLLM (and a real local Ray, with the trainer as 2 FSDP2 ranks under Ray
+actors), 2 small steps each.
 
 Each example itself is run, shrunk through the config: two steps of two questions,
 no evaluation, no std filter (so both steps train), a checkpoint after each step.
@@ -78,6 +79,11 @@ def test_example_trains_two_steps(
         "entropy_coef": 0.01,
     }
     cfg["trainer"]["warmup_steps"] = 0
+    if example == "ray":
+        # the trainer as 2 FSDP2 ranks under Ray actors in the run's placement group:
+        # its weights, gathered from the shards, are what vLLM samples step 2 with
+        cfg["trainer"]["parallel"] = {"world_size": 2, "strategy": "fsdp2"}
+        cfg["cluster"]["num_cpus"] = 4  # a replica, 2 runner actors and 2 trainer ranks
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
 
@@ -89,6 +95,8 @@ def test_example_trains_two_steps(
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     trained = [r for r in rows if "train/sampler/ratio_mean" in r]
     assert [r["step"] for r in trained] == [1, 2]
+    ranks = 2.0 if example == "ray" else 1.0
+    assert all(r["train/world_size"] == ranks for r in trained)
     assert trained[0]["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     assert trained[0]["train/sampler/abs_log_ratio_max"] < 0.1  # fp32 on both sides
     if "sampler_correction" in cfg["trainer"]["algorithm_args"]:  # the vLLM example's
