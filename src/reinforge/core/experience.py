@@ -46,6 +46,12 @@ class Experience:
     model inputs for the prompt's images (``pixel_values``...; the image placeholder
     tokens are already in ``tokens``), so the trainer re-scores exactly what was
     sampled; see ``reinforge.core.multi_modal_inputs`` for how they are stored.
+
+    ``teacher_logprobs`` (per response token, like ``logprobs``) are a teacher
+    model's log-probabilities of the sampled tokens, as Trinity-RFT's on-policy
+    distillation workflows set them (``response.teacher_logprobs = ...``, also after
+    construction). They are stored and read back with the experience; no loss uses
+    them yet.
     """
 
     tokens: TensorLike = field(default_factory=list)
@@ -65,6 +71,7 @@ class Experience:
     prompt_text: str | None = None
     truncate_status: str | None = None
     multi_modal_inputs: dict[str, torch.Tensor] | None = None
+    teacher_logprobs: TensorLike | None = None
 
     def __post_init__(self) -> None:
         # Built for every sampled response, so the common case (tensors of the right
@@ -90,6 +97,8 @@ class Experience:
             self.advantages = _as_tensor(self.advantages, torch.float32)
         if self.returns is not None:
             self.returns = _as_tensor(self.returns, torch.float32)
+        if self.teacher_logprobs is not None:
+            self.teacher_logprobs = _as_tensor(self.teacher_logprobs, torch.float32)
         for name in _PER_TOKEN_FIELDS:
             value = getattr(self, name)
             if value is not None and _length(value) != n_resp:
@@ -170,7 +179,7 @@ class Experience:
         for name, (stored, _held) in _ARRAY_FIELDS.items():
             value = getattr(self, name)
             if value is not None:
-                arrays.append((name, value.numpy().astype(stored, copy=False)))
+                arrays.append((name, _as_numpy(value).astype(stored, copy=False)))
         header: dict[str, Any] = {"eid": self.eid.uid}
         for name in _HEADER_FIELDS:
             header[name] = getattr(self, name)
@@ -214,6 +223,7 @@ _ARRAY_FIELDS: dict[str, tuple[str, Any]] = {
     "token_level_reward": ("<f4", np.float32),
     "advantages": ("<f4", np.float32),
     "returns": ("<f4", np.float32),
+    "teacher_logprobs": ("<f4", np.float32),
 }
 _HELD_DTYPES: dict[str, Any] = {name: held for name, (_stored, held) in _ARRAY_FIELDS.items()}
 #: Every field after ``eid`` (which both forms write first, as its uid), in the
@@ -228,10 +238,22 @@ _PER_TOKEN_FIELDS = tuple(
 )
 
 
+def _as_numpy(value: Any) -> np.ndarray:
+    """A field's array; a field assigned after construction (Trinity-RFT workflows set
+    ``teacher_logprobs`` that way) may be a list, or a tensor that records gradients."""
+    if isinstance(value, torch.Tensor):
+        return (
+            value.detach().cpu().numpy() if value.requires_grad or value.is_cuda else value.numpy()
+        )
+    return np.asarray(value)
+
+
 def _plain_list(value: torch.Tensor | None) -> list | None:
     """A tensor as a JSON list; a bool mask becomes 0/1."""
     if value is None:
         return None
+    if not isinstance(value, torch.Tensor):
+        return np.asarray(value).tolist()
     return (value.to(torch.uint8) if value.dtype == torch.bool else value).tolist()
 
 
