@@ -50,6 +50,37 @@ class FormatConfig:
         return dict(self.__dict__)
 
 
+class _UnsetN(int):
+    """The default ``n`` (1), told apart from an explicit 1 by its type: a ``Task``
+    takes ``n`` from ``repeat_times`` only while ``n`` is unset (``n_is_set``). It is an
+    int in every other respect (arithmetic on it gives plain ints), and copies, pickles
+    and ``asdict`` keep its type."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "1"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_UnsetN, (1,))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _UnsetN:
+        return self
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Dumped as the plain int 1, so pydantic can write it as the field's default
+        (the config's JSON schema)."""
+        from pydantic_core import core_schema
+
+        return core_schema.int_schema(
+            serialization=core_schema.plain_serializer_function_ser_schema(int)
+        )
+
+
+_UNSET_N = _UnsetN(1)
+
+
 @dataclass
 class GenerationConfig(MutableMapping[str, Any]):
     """Sampling arguments for one rollout call (``n`` samples per prompt).
@@ -57,7 +88,8 @@ class GenerationConfig(MutableMapping[str, Any]):
     ``max_tokens`` None means the model's default (``model.max_response_tokens``);
     ``top_k`` -1 means no top-k; ``logprobs`` is accepted for Trinity-RFT's configs
     and calls, and has no effect: the sampled tokens' log-probabilities are always
-    returned.
+    returned. ``n`` left out is 1 and counts as unset (``n_is_set``): a ``Task`` then
+    sets it from ``repeat_times``; an ``n`` given explicitly, 1 included, is kept.
     """
 
     #: how pydantic validates the YAML section: a misspelt key is an error
@@ -67,7 +99,7 @@ class GenerationConfig(MutableMapping[str, Any]):
     top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
     top_k: int = -1
     max_tokens: Annotated[int, Field(ge=1)] | None = None
-    n: Annotated[int, Field(ge=1)] = 1
+    n: Annotated[int, Field(ge=1)] = _UNSET_N
     logprobs: int | None = 0
     seed: int | None = None
     stop: list[str] = field(default_factory=list)
@@ -92,6 +124,10 @@ class GenerationConfig(MutableMapping[str, Any]):
 
     def __len__(self) -> int:
         return len(_field_order(type(self)))
+
+    def n_is_set(self) -> bool:
+        """Whether ``n`` was given (to the constructor or assigned since), not left out."""
+        return type(self.n) is not _UnsetN
 
     def copy(self) -> GenerationConfig:
         """An independent copy (its ``stop`` list too), still a GenerationConfig."""

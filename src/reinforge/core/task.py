@@ -107,13 +107,16 @@ class Task:
     hold the prompt and the reference answer; ``rollout_args`` are the sampling
     settings; ``workflow_args`` / ``reward_fn_args`` are free-form per-taskset options.
 
-    ``repeat_times`` is the number of rollouts of the task (one GRPO group), and the
-    one place that number lives. Left unset (None or 0) it is ``rollout_args.n``;
-    once the task is built, ``rollout_args.n`` is set from it, as Trinity-RFT does,
-    so a workflow that samples ``n=self.rollout_args.n`` in one call gets all of
-    them. A workflow that makes one rollout per call (not ``can_repeat``) is run
-    ``repeat_times`` times, each run on ``for_run(1)``: a copy whose
-    ``rollout_args.n`` is 1.
+    ``repeat_times`` is the number of rollouts of the task (one GRPO group) that the
+    explorer asks for. Left unset (None or 0) it is ``rollout_args.n``. An
+    ``rollout_args.n`` left unset follows ``repeat_times`` (a copy of the config is
+    made), so a workflow that samples ``n=self.rollout_args.n`` in one call gets all
+    of them; an ``n`` given explicitly is kept, as in Trinity-RFT, where
+    ``Task(repeat_times=1, rollout_args=GenerationConfig(n=2)).to_workflow(model).run()``
+    samples 2. The explorer runs every task as ``repeat_times`` says either way: each
+    run gets ``for_run(k)``, a copy whose ``rollout_args.n`` is ``repeat_times`` for a
+    ``can_repeat`` workflow (which also gets ``set_repeat_times``), else 1 for each
+    of the ``repeat_times`` runs.
     """
 
     workflow: Any = _WORKFLOW  # default None (see _ClassField)
@@ -130,11 +133,12 @@ class Task:
     index: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        rollout = self.rollout_args
         if not self.repeat_times:
-            self.repeat_times = self.rollout_args.n
-        elif self.rollout_args.n != self.repeat_times:
+            self.repeat_times = int(rollout.n)
+        elif rollout.n != self.repeat_times and not _n_is_set(rollout):
             # a copy: the caller's config may be shared by other tasks
-            self.rollout_args = replace(self.rollout_args, n=self.repeat_times)
+            self.rollout_args = replace(rollout, n=self.repeat_times)
 
     def for_run(self, samples: int) -> Task:
         """The task as one run of its workflow gets it: a copy whose ``rollout_args.n``
@@ -206,6 +210,12 @@ class Task:
         data["format_args"] = FormatConfig(**(data.get("format_args") or {}))
         data["rollout_args"] = GenerationConfig.from_dict(data.get("rollout_args"))
         return cls(**data)
+
+
+def _n_is_set(rollout: Any) -> bool:
+    """Whether ``rollout.n`` was given explicitly (a plain dict's ``n`` always was)."""
+    is_set = getattr(rollout, "n_is_set", None)
+    return True if is_set is None else is_set()
 
 
 def _shallow_copy(obj: Any) -> Any:
