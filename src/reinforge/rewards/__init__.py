@@ -14,7 +14,7 @@ from reinforge.rewards.format_reward import FormatReward
 from reinforge.rewards.math_boxed_reward import MathBoxedReward
 from reinforge.rewards.math_reward import MathReward
 from reinforge.rewards.reasoning_gym_reward import ReasoningGymReward
-from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn
+from reinforge.rewards.reward_fn import REWARD_FUNCTIONS, RewardFn, call_reward_fn
 from reinforge.rewards.timeout import call_with_timeout
 from reinforge.rewards.trinity_style import (
     CountDownRewardFn,
@@ -45,6 +45,7 @@ __all__ = [
     "RewardWorkerCrashed",
     "TrinityAccuracyReward",
     "TrinityFormatReward",
+    "call_reward_fn",
     "call_with_timeout",
     "extract_answer",
     "last_boxed",

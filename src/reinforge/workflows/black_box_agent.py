@@ -31,6 +31,7 @@ import sys
 from typing import Any, ClassVar
 
 from reinforge.core import Experience, Task
+from reinforge.rewards.reward_fn import call_reward_fn
 from reinforge.workflows.simple import BaseSimpleWorkflow
 from reinforge.workflows.step_wise import require_history
 from reinforge.workflows.workflow import WORKFLOWS
@@ -83,8 +84,11 @@ class BlackBoxAgentWorkflow(BaseSimpleWorkflow):
                 f"task {self.task.task_id!r}: the agent {self.argv} made no model call "
                 "through the endpoint it was given (OPENAI_BASE_URL / OPENAI_API_KEY)"
             )
-        components = self.reward_fn(
-            response=answer, truth=self.truth, prompt=self.task_desc, raw_task=self.raw_task
+        components = call_reward_fn(
+            self.reward_fn,
+            response=answer,
+            truth=self.truth,
+            optional={"prompt": self.task_desc, "raw_task": self.raw_task},
         )
         reward = float(sum(components.values()))
         for exp in experiences:

@@ -7,6 +7,7 @@ from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
+from reinforge.rewards.reward_fn import call_reward_fn
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 # reward class -> (its __init__, whether that takes auxiliary_models)
@@ -32,8 +33,9 @@ def _takes_auxiliary_models(reward_cls: type) -> bool:
 class BaseSimpleWorkflow(Workflow):
     """Reads the prompt and the reference answer through ``format_args`` and scores replies.
 
-    The reward function gets ``response``, ``truth``, ``prompt`` and the raw row as
-    ``raw_task``; the scalar reward is the sum of the components it returns, and
+    The reward function gets ``response`` and ``truth``, as Trinity-RFT passes them,
+    plus ``prompt`` and the raw row as ``raw_task`` where its signature takes them
+    (by name or ``**kwargs``; ``call_reward_fn``); the scalar reward is the sum of the components it returns, and
     every component is recorded in ``Experience.metrics``.
     """
 
@@ -115,11 +117,11 @@ class BaseSimpleWorkflow(Workflow):
 
     def score(self, responses: list[Experience]) -> list[Experience]:
         for i, exp in enumerate(responses):
-            components = self.reward_fn(
+            components = call_reward_fn(
+                self.reward_fn,
                 response=exp.response_text or "",
                 truth=self.truth,
-                prompt=self.task_desc,
-                raw_task=self.raw_task,
+                optional={"prompt": self.task_desc, "raw_task": self.raw_task},
             )
             exp.reward = float(sum(components.values()))
             exp.metrics.update({k: float(v) for k, v in components.items()})

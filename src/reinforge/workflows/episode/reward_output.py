@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from reinforge.rewards import RewardFn
+from reinforge.rewards import RewardFn, call_reward_fn
 
 TRUTH_KEYS = ("ground_truth", "answer", "solution", "target")
 PROMPT_KEYS = ("question", "problem", "prompt")
@@ -65,11 +65,11 @@ class EpisodeRewardFunction:
 
     def __call__(self, task_info: dict, action: Any) -> RewardOutput:
         response = getattr(action, "action", action)
-        components = self.reward_fn(
+        components = call_reward_fn(
+            self.reward_fn,
             "" if response is None else str(response),
             truth=_first(task_info, TRUTH_KEYS),
-            prompt=_first(task_info, PROMPT_KEYS),
-            raw_task=task_info,
+            optional={"prompt": _first(task_info, PROMPT_KEYS), "raw_task": task_info},
         )
         total = float(sum(components.values()))
         return RewardOutput(reward=total, metadata=dict(components), is_correct=total > 0)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from reinforge.core import Experience, Task
 from reinforge.models.auxiliary.judge import Judge, Verdict, json_reply
 from reinforge.rewards import REWARD_FUNCTIONS
-from reinforge.rewards.reward_fn import RewardFn
+from reinforge.rewards.reward_fn import RewardFn, call_reward_fn
 from reinforge.workflows.math import R1_SYSTEM_PROMPT
 from reinforge.workflows.simple import BaseSimpleWorkflow
 from reinforge.workflows.workflow import WORKFLOWS
@@ -106,8 +106,11 @@ class MathRMWorkflow(BaseSimpleWorkflow):
             gold = self._gold_fn(response=text, truth=self.truth)
             exp.metrics["gold_reward"] = float(sum(gold.values()))
         try:
-            components = self.reward_fn(
-                response=text, truth=self.truth, prompt=self.task_desc, raw_task=self.raw_task
+            components = call_reward_fn(
+                self.reward_fn,
+                response=text,
+                truth=self.truth,
+                optional={"prompt": self.task_desc, "raw_task": self.raw_task},
             )
         except JudgeFailed as exc:
             exp.reward = 0.0
