@@ -143,9 +143,16 @@ class InferenceEngine(ABC):
             )
         )
 
+    #: whether ``submit_score`` takes a ``temperature`` other than 1 (log-probabilities
+    #: under ``logits / temperature``); an engine that cannot is never asked for one
+    scores_with_temperature: bool = False
+
     @abstractmethod
     def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
-        """Queue a scoring request: log p(token_ids[i] | token_ids[:i]) for i >= 1."""
+        """Queue a scoring request: log p(token_ids[i] | token_ids[:i]) for i >= 1.
+
+        An engine with ``scores_with_temperature`` also takes ``temperature=t`` (t > 0,
+        given only when it is not 1): the log-probabilities under ``logits / t``."""
 
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         """Load new policy weights; in-flight requests finish on the old weights first."""

@@ -167,32 +167,48 @@ class ModelWrapper:
             out.extend(self._send.experiences(sent, completions, self.enable_history))
         return out
 
-    def logprobs(self, tokens: Sequence[int] | torch.Tensor) -> torch.Tensor:
-        """log p(tokens[i] | tokens[:i]) for i >= 1 under the current weights."""
-        return torch.tensor(self._send.score(tokens).result(), dtype=torch.float32)
+    def logprobs(
+        self, tokens: Sequence[int] | torch.Tensor, temperature: float | None = None
+    ) -> torch.Tensor:
+        """log p(tokens[i] | tokens[:i]) for i >= 1 under the current weights: one less
+        than ``len(tokens)``, so a reply's are ``[prompt_length - 1:]``. With
+        ``temperature`` (Trinity-RFT's keyword), those of ``logits / temperature``;
+        None is 1. Engines ``hf`` and ``mock`` take any temperature > 0; a server
+        (``openai``, ``vllm``) only 1, and another raises ``NotImplementedError``."""
+        scored = self._send.score(tokens, temperature).result()
+        return torch.tensor(scored, dtype=torch.float32)
 
-    async def logprobs_async(self, tokens: Sequence[int] | torch.Tensor) -> torch.Tensor:
-        scored = await asyncio.wrap_future(self._send.score(tokens))
+    async def logprobs_async(
+        self, tokens: Sequence[int] | torch.Tensor, temperature: float | None = None
+    ) -> torch.Tensor:
+        scored = await asyncio.wrap_future(self._send.score(tokens, temperature))
         return torch.tensor(scored, dtype=torch.float32)
 
     def convert_messages_to_experience(
-        self, messages: list[dict[str, Any]], tools: list[dict] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None = None,
+        temperature: float | None = None,
     ) -> Experience:
         """A finished conversation as one Experience, re-tokenized with the chat template
-        (``action_mask`` 1 on the assistant turns) and scored under the current weights.
+        (``action_mask`` 1 on the assistant turns) and scored under the current weights
+        (at ``temperature``, as ``logprobs`` takes it).
 
         Trinity-RFT's way; its tokens are a re-encoding of the text, not the sampled
         ids (``info["retokenized"]``). Prefer recorded turns where there are some.
         """
         conversation = self._send.conversation(messages, tools)
-        scored = self.logprobs(conversation.ids)
+        scored = self.logprobs(conversation.ids, temperature)
         return self._send.retokenized(conversation, scored, messages, tools)
 
     async def convert_messages_to_experience_async(
-        self, messages: list[dict[str, Any]], tools: list[dict] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None = None,
+        temperature: float | None = None,
     ) -> Experience:
         conversation = self._send.conversation(messages, tools)
-        scored = await self.logprobs_async(conversation.ids)
+        scored = await self.logprobs_async(conversation.ids, temperature)
         return self._send.retokenized(conversation, scored, messages, tools)
 
     def cancel_pending(self) -> int:

@@ -102,7 +102,10 @@ class Workflow:
     ) -> None:
         self.task = task
         self.model = model
-        self.auxiliary_models = auxiliary_models or []
+        # Trinity-RFT hands workflows OpenAI clients (older releases) or ModelWrappers
+        # (newer ones, which keep them as auxiliary_model_wrappers and derive the
+        # clients): either way ``auxiliary_models`` are clients
+        self.auxiliary_models = [_client_of(m) for m in auxiliary_models or []]
         self.repeat_times = task.repeat_times
         self.run_id_base = 0
 
@@ -111,6 +114,7 @@ class Workflow:
     # the instance down on CPython 3.11+)
     _rollout_args: GenerationConfig | MutableMapping[str, Any] | None = None
     _logger: logging.Logger | None = None
+    _auxiliary_wrappers: list[Any] | None = None
 
     @property
     def rollout_args(self) -> GenerationConfig | MutableMapping[str, Any]:
@@ -171,6 +175,22 @@ class Workflow:
         )
         return self.is_async
 
+    @property
+    def auxiliary_model_wrappers(self) -> list[Any]:
+        """The auxiliary models as ``ModelWrapper``s (``chat``, ``logprobs(tokens,
+        temperature=)``...), in the order of ``auxiliary_models``: Trinity-RFT's name,
+        which its on-policy distillation workflows take the teacher from. A model served
+        over HTTP gets its wrapper on first use (see ``AuxiliaryModel.wrapper``); a
+        workflow may assign its own list."""
+        if self._auxiliary_wrappers is not None:
+            return self._auxiliary_wrappers
+        asker = f"workflow {type(self).__name__}"
+        return [_wrapper_of(m, asker) for m in self.auxiliary_models]
+
+    @auxiliary_model_wrappers.setter
+    def auxiliary_model_wrappers(self, value: list[Any] | None) -> None:
+        self._auxiliary_wrappers = None if value is None else list(value)
+
     def auxiliary_model(self, name: str | int | None = None) -> Any:
         """The auxiliary model client named ``name`` (or at that index; the first when
         None). A name the config lacks raises an error naming this workflow and the
@@ -199,3 +219,31 @@ class Workflow:
         raise NotImplementedError(
             f"{type(self).__name__} sets is_async but does not implement run_async()"
         )
+
+
+def _is_model_wrapper(model: Any) -> bool:
+    # by what it offers: reinforge.models is not imported here, and a wrapper-like
+    # object (a test's fake teacher) is as good
+    return hasattr(model, "get_openai_client") and hasattr(model, "logprobs_async")
+
+
+def _client_of(model: Any) -> Any:
+    """An auxiliary model as the OpenAI client workflows get in ``auxiliary_models``."""
+    return model.get_openai_client() if _is_model_wrapper(model) else model
+
+
+def _wrapper_of(client: Any, asker: str) -> Any:
+    """The ``ModelWrapper`` behind an auxiliary model's client."""
+    if _is_model_wrapper(client):
+        return client
+    wrapper = getattr(client, "model_wrapper", None)  # ModelWrapper.get_openai_client()'s
+    if wrapper is not None:
+        return wrapper
+    auxiliary = getattr(client, "auxiliary", None)
+    if auxiliary is None or not hasattr(auxiliary, "wrapper"):
+        raise TypeError(
+            f"{asker}: auxiliary model {client!r} is neither a ModelWrapper nor the client "
+            "of a configured auxiliary model (explorer.auxiliary_models), so it has no "
+            "ModelWrapper for auxiliary_model_wrappers"
+        )
+    return auxiliary.wrapper

@@ -61,6 +61,8 @@ class AuxiliaryModel:
             None if urls is None else (urls if callable(urls) else (lambda u=list(urls): u))
         )
         self._api_key = api_key
+        self._wrapper_lock = threading.Lock()
+        self._remote_engine: Any = None  # the token-level client ``wrapper`` made
         defaults = config.sampling_defaults()
         limit = config.max_concurrency
         timeout = httpx.Timeout(config.request_timeout, connect=10.0)
@@ -115,6 +117,51 @@ class AuxiliaryModel:
             client.model_path = self.model_path
             client.auxiliary = self
 
+    @property
+    def wrapper(self) -> Any:
+        """This model as a ``ModelWrapper`` (``chat``, ``logprobs``...), as workflows see
+        it in ``auxiliary_model_wrappers``: an in-process model's own; for one served
+        over HTTP, a wrapper over a token-level client of the same servers, built on
+        first use (it reads the model's tokenizer from ``model_path``)."""
+        if self._wrapper is None:
+            with self._wrapper_lock:
+                if self._wrapper is None:
+                    self._wrapper = self._served_wrapper()
+        return self._wrapper
+
+    def _served_wrapper(self) -> Any:
+        from reinforge.models.model_wrapper import ModelWrapper
+
+        config, engine = self.config, self.engine
+        if engine is None:  # served over HTTP only (engine: openai, or a Ray actor's copy)
+            from reinforge.models.catalog import resolve_model_path
+            from reinforge.models.engines.openai import OpenAIEngine
+
+            try:
+                tokenizer_path = resolve_model_path(config.model_path, config.cache_dir)
+                engine = OpenAIEngine(
+                    list(self._urls()) if self._urls is not None else [],
+                    model=self.model_path,
+                    tokenizer_path=tokenizer_path,
+                    api_key=self._api_key,
+                    max_model_len=config.max_model_len or 4096,
+                    timeout=config.request_timeout,
+                    check=False,
+                )
+            except Exception as exc:
+                raise RuntimeError(
+                    f"auxiliary model '{self.name}' is served over HTTP; as a ModelWrapper "
+                    "(auxiliary_model_wrappers) it talks token ids to the server and needs "
+                    f"the model's tokenizer, read from model_path '{config.model_path}': {exc}"
+                ) from exc
+            self._remote_engine = engine
+        return ModelWrapper(
+            engine,
+            model_name=config.name,
+            default_max_tokens=config.max_response_tokens,
+            request_timeout=config.request_timeout,
+        )
+
     def remote_spec(self) -> dict[str, Any]:
         """What another process (a Ray runner actor) needs to build the same clients:
         the config, plus the server URLs of a model served over HTTP."""
@@ -134,6 +181,8 @@ class AuxiliaryModel:
     def close(self) -> None:
         if self._wrapper is not None:
             self._wrapper.close()
+        if self._remote_engine is not None:
+            self._remote_engine.close()
         self.client.close()
         if self._owns_engine and self.engine is not None:
             self.engine.close()

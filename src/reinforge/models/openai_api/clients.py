@@ -87,6 +87,7 @@ def openai_client(service: OpenAIService, **kwargs: Any) -> openai.OpenAI:
         **kwargs,
     )
     client.model_path = service.served_name  # Trinity's spelling: client.model_path
+    client.model_wrapper = service.model  # the ModelWrapper that answers it
     return client
 
 
@@ -103,4 +104,5 @@ def async_openai_client(service: OpenAIService, **kwargs: Any) -> openai.AsyncOp
         **kwargs,
     )
     client.model_path = service.served_name
+    client.model_wrapper = service.model
     return client

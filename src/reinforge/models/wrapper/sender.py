@@ -121,10 +121,24 @@ class EngineSender:
             jobs.append((fut, SentPrompt(ids, prompt, params)))
         return jobs
 
-    def score(self, tokens: Any) -> Future:
-        """The engine's request for log p(tokens[i] | tokens[:i]), i >= 1."""
+    def score(self, tokens: Any, temperature: float | None = None) -> Future:
+        """The engine's request for log p(tokens[i] | tokens[:i]), i >= 1, under
+        ``logits / temperature`` (None: 1, the model's own distribution)."""
         ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-        return self.requests.track(self.engine.submit_score, ids)
+        if temperature is None or temperature == 1.0:
+            return self.requests.track(self.engine.submit_score, ids)
+        if not temperature > 0:
+            raise ValueError(f"logprobs: temperature must be > 0, not {temperature}")
+        if not getattr(self.engine, "scores_with_temperature", False):
+            raise NotImplementedError(
+                f"logprobs(temperature={temperature}): the {type(self.engine).__name__} "
+                "scores tokens at temperature 1 only (an OpenAI-compatible server's "
+                "prompt_logprobs are those of the raw logits); use temperature 1 (or None), "
+                "or a model on engine: hf"
+            )
+        return self.requests.track(
+            lambda: self.engine.submit_score(ids, temperature=float(temperature))
+        )
 
     def experiences(
         self, sent: SentPrompt, completions: list[Any], record: bool

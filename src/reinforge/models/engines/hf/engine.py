@@ -225,7 +225,9 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._put(SampleRequest(list(prompt_ids), params, fut, multi_modal_inputs=mm))
         return fut
 
-    def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
+    scores_with_temperature = True
+
+    def submit_score(self, token_ids: list[int], temperature: float = 1.0) -> Future[list[float]]:
         fut: Future = Future()
         try:
             self._check_ids(token_ids)
@@ -237,7 +239,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
                 ValueError(f"{len(token_ids)} tokens exceed max_model_len {self.max_model_len}")
             )
             return fut
-        self._put(ScoreRequest(list(token_ids), fut))
+        self._put(ScoreRequest(list(token_ids), fut, float(temperature)))
         return fut
 
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
@@ -376,6 +378,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
         try:
             ids = torch.tensor([item.token_ids], device=self.device)
             logits = self.model(input_ids=ids, use_cache=False).logits[0, :-1].float()
+            if item.temperature != 1.0:
+                logits = logits / item.temperature
             logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
         except Exception as exc:
             settle(item.future, exc=exc)

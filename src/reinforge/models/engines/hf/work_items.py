@@ -43,6 +43,8 @@ class ScoreRequest:
 
     token_ids: list[int]
     future: Future
+    #: the log-probabilities are those of ``logits / temperature``
+    temperature: float = 1.0
 
 
 @dataclass

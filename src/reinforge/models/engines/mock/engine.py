@@ -143,12 +143,19 @@ class MockEngine(InferenceEngine):
             out.append(Completion(ids, logprobs, finish, top))
         return done_future(out)
 
-    def submit_score(self, token_ids: list[int]) -> Future[list[float]]:
+    scores_with_temperature = True
+
+    def submit_score(self, token_ids: list[int], temperature: float = 1.0) -> Future[list[float]]:
+        """The made-up log-probabilities ``submit`` reports for these tokens; at another
+        ``temperature`` they are divided by it (there are no logits to rescale)."""
         try:
             self._check_ids(token_ids)
         except ValueError as exc:
             return failed_future(exc)
-        return done_future([fake_logprob(t, i) for i, t in enumerate(token_ids) if i > 0])
+        scored = [fake_logprob(t, i) for i, t in enumerate(token_ids) if i > 0]
+        if temperature != 1.0:
+            scored = [lp / temperature for lp in scored]
+        return done_future(scored)
 
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         self._model_version = self._model_version + 1 if version is None else version
