@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from reinforge.core import Experience
+from reinforge.trainer.parallel.child_process import die_with_parent
 from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, receive, send
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -43,18 +44,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def die_with_parent() -> None:
-    """In the child before exec: on Linux, be killed when the driver dies (even by
-    SIGKILL), so no rank outlives its run."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    import signal
-
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
 def _threads_per_rank(cfg: TrainerConfig) -> int:

@@ -39,7 +39,7 @@ class RankHost:
 
     def run(self, command: list[str], env: dict[str, str]) -> int:
         """Run the rank's process to its end; its exit code."""
-        from reinforge.trainer.parallel.ranked_trainer import die_with_parent
+        from reinforge.trainer.parallel.child_process import die_with_parent
 
         proc = subprocess.Popen(
             command,
