@@ -56,10 +56,22 @@ def sampling_gap(exps: list[Experience], model_path: Path, weights: dict | None 
 @pytest.mark.timeout(900)
 # the ray example is the vllm one with cluster.backend: ray, so its run covers vLLM too;
 # the vllm example's own run (its TIS correction) is in the extended suite
-@pytest.mark.parametrize("example", [pytest.param("vllm", marks=pytest.mark.extended), "ray"])
+# ray-2-ranks: the trainer as 2 FSDP2 ranks under Ray actors beside vLLM (9 min on 2
+# loaded cores, past the timeout beside a second suite: extended; the ranks under Ray
+# actors are in tests/trainer/parallel/test_ray_ranks.py by default)
+@pytest.mark.parametrize(
+    "example",
+    [
+        pytest.param("vllm", marks=pytest.mark.extended),
+        "ray",
+        pytest.param("ray-2-ranks", marks=pytest.mark.extended),
+    ],
+)
 def test_example_trains_two_steps(
     example: str, vllm_python: str, tmp_path: Path, vllm_processes_under
 ) -> None:
+    ranks = 2 if example == "ray-2-ranks" else 1
+    example = example.removesuffix("-2-ranks")
     path = EXAMPLES / example / "grpo.yaml"
     cfg = yaml.safe_load(path.read_text())
     cfg["model"]["vllm"].update(python=vllm_python, kv_cache_gb=1, work_dir=str(tmp_path / "vllm"))
@@ -79,7 +91,7 @@ def test_example_trains_two_steps(
         "entropy_coef": 0.01,
     }
     cfg["trainer"]["warmup_steps"] = 0
-    if example == "ray":
+    if ranks == 2:
         # the trainer as 2 FSDP2 ranks under Ray actors in the run's placement group:
         # its weights, gathered from the shards, are what vLLM samples step 2 with
         cfg["trainer"]["parallel"] = {"world_size": 2, "strategy": "fsdp2"}
@@ -95,7 +107,6 @@ def test_example_trains_two_steps(
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     trained = [r for r in rows if "train/sampler/ratio_mean" in r]
     assert [r["step"] for r in trained] == [1, 2]
-    ranks = 2.0 if example == "ray" else 1.0
     assert all(r["train/world_size"] == ranks for r in trained)
     assert trained[0]["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     assert trained[0]["train/sampler/abs_log_ratio_max"] < 0.1  # fp32 on both sides
