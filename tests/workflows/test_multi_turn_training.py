@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 from reinforge.buffer import SQLiteExperienceStorage
 from reinforge.cli.main import app
 from reinforge.core import Experience
-from reinforge.workflows import WORKFLOWS, FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
+from reinforge.envs import FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
+from reinforge.workflows import WORKFLOWS
 
 # 2x2 lakes without holes: one move in four reaches the goal
 MAPS = [["SG", "FF"], ["FF", "GS"]]

@@ -1,4 +1,8 @@
-"""Workflows: how the policy works on one task and how the outcome is scored."""
+"""Workflows: how the policy works on one task and how the outcome is scored.
+
+Workflows over environments (FrozenLake, ScienceWorld, WebShop, ALFWorld, email search)
+live in the environments wing, ``reinforge.envs``; ``WORKFLOWS`` finds them by name.
+"""
 
 from reinforge.workflows.agentscope import (
     AgentScopeReactMathWorkflow,
@@ -10,17 +14,6 @@ from reinforge.workflows.agentscope import (
 )
 from reinforge.workflows.black_box_agent import BlackBoxAgentWorkflow
 from reinforge.workflows.calculator_agent import CalculatorAgentWorkflow
-from reinforge.workflows.envs import (
-    AlfworldWorkflow,
-    FrozenLakeWorkflow,
-    RAFTAlfworldWorkflow,
-    RAFTReflectAlfworldWorkflow,
-    SciWorldWorkflow,
-    StepWiseAlfworldWorkflow,
-    StepWiseFrozenLakeWorkflow,
-    StepWiseWebShopWorkflow,
-    WebShopWorkflow,
-)
 from reinforge.workflows.judged import (
     AsyncMathRMWorkflow,
     AsyncMathRULERWorkflow,
@@ -57,7 +50,6 @@ __all__ = [
     "AgentScopeV1ReactSearchWorkflow",
     "AgentScopeWorkflowAdapter",
     "AgentScopeWorkflowAdapterV1",
-    "AlfworldWorkflow",
     "AsyncMathBoxedWorkflow",
     "AsyncMathEvalWorkflow",
     "AsyncMathRMWorkflow",
@@ -70,7 +62,6 @@ __all__ = [
     "BaseSimpleWorkflow",
     "BlackBoxAgentWorkflow",
     "CalculatorAgentWorkflow",
-    "FrozenLakeWorkflow",
     "MathBoxedWorkflow",
     "MathEvalWorkflow",
     "MathRMWorkflow",
@@ -78,18 +69,11 @@ __all__ = [
     "MathTrainableRULERWorkflow",
     "MathWorkflow",
     "MultiTurnWorkflow",
-    "RAFTAlfworldWorkflow",
-    "RAFTReflectAlfworldWorkflow",
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
-    "SciWorldWorkflow",
     "SimpleMMWorkflow",
     "SimpleWorkflow",
-    "StepWiseAlfworldWorkflow",
-    "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
-    "StepWiseWebShopWorkflow",
     "ToolCallWorkflow",
-    "WebShopWorkflow",
     "Workflow",
 ]

@@ -22,9 +22,10 @@ Both are there even in a subclass whose ``reset`` does not call the base class.
 
 Other workflow styles register in the same ``WORKFLOWS``: a class that is not a
 ``Workflow`` but has a ``__reinforge_workflow__()`` class method (rLLM-style
-episode workflows, ``reinforge.workflows.episode``) is stored as the Workflow class
+episode workflows, ``reinforge.workflows.episode``), or an object with such a method
+(rLLM 0.3 flows made by ``reinforge.rllm.rollout``), is stored as the Workflow class
 that method returns, both when registered and when looked up by dotted path; the
-decorator still returns the class itself.
+decorator still returns the class (or object) itself.
 """
 
 from __future__ import annotations
@@ -43,10 +44,9 @@ def as_workflow_class(obj: Any) -> Any:
     # here, and a failed attribute lookup costs more than the subclass test.
     if isinstance(obj, type) and issubclass(obj, Workflow):
         return obj
+    # a class's hook (episode workflows) or an object's (``reinforge.rllm.rollout`` flows)
     hook = getattr(obj, "__reinforge_workflow__", None)
-    if hook is None or not isinstance(obj, type):
-        return obj
-    return hook()
+    return obj if hook is None else hook()
 
 
 class WorkflowRegistry(Registry):
@@ -67,7 +67,7 @@ class WorkflowRegistry(Registry):
         return as_workflow_class(super().get(name))
 
 
-WORKFLOWS = WorkflowRegistry("workflow")
+WORKFLOWS = WorkflowRegistry("workflow", entry_point_group="reinforge.workflows")
 
 
 # workflow class -> whether a class in its MRO (other than Workflow) defines ``resettable``
