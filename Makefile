@@ -71,7 +71,7 @@ test-fast: $(DEV_STAMP)
 
 ## test-alfworld: only the ALFWorld tests (make test runs them too; the engine comes with the dev install)
 test-alfworld: $(DEV_STAMP)
-	$(BIN)/pytest -q tests/workflows/alfworld tests/examples/test_alfworld_examples.py tests/trinity/test_conformance_alfworld.py
+	$(BIN)/pytest -q tests/envs/alfworld tests/examples/test_alfworld_examples.py tests/trinity/test_conformance_alfworld.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench examples

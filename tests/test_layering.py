@@ -44,6 +44,8 @@ ALLOWED: dict[str, set[str]] = {
     "rewards": {"core"},
     "algorithms": {"core"},
     "workflows": {"core", "models", "rewards"},
+    # the environments wing: workflows over environments, found by entry points
+    "envs": {"core", "models", "rewards", "workflows"},
     # the group_advantage operator computes advantages with the trainer's pure functions
     "buffer": {"core", "models", "algorithms"},
     "explorer": {"core", "models", "rewards", "workflows", "buffer", "algorithms"},

@@ -3,8 +3,8 @@
     python examples/alfworld/make_data.py
 
 Each row names a game shipped with reinforge (``{"game": name, "task_type": ...,
-"goal": ...}``; the games are ``reinforge/workflows/envs/alfworld/data/``, rebuilt by
-``python -m reinforge.workflows.envs.alfworld.generate``): one scene of each task type
+"goal": ...}``; the games are ``reinforge/envs/alfworld/data/``, rebuilt by
+``python -m reinforge.envs.alfworld.generate``): one scene of each task type
 is held out for testing, the others train. For the official games write rows with
 ``game_file`` instead (``--official DIR``: every ``game.tw-pddl`` under ``DIR``, e.g.
 ``$ALFWORLD_DATA/json_2.1.1/train``).
@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from reinforge.workflows.envs.alfworld import shipped_games
+from reinforge.envs.alfworld import shipped_games
 
 
 def _official(root: Path, out: Path, name: str) -> None:

@@ -8,7 +8,7 @@ the map from these (start and goal at random frozen tiles, always solvable).
 workflow ignores it.
 
 ``demonstrations.jsonl`` holds, for ``--demos`` further maps, the conversation an
-optimal player has (``reinforge.workflows.envs.frozen_lake.demonstration``: the
+optimal player has (``reinforge.envs.frozen_lake.workflow.demonstration``: the
 workflow's own system prompt, observations and feedback), for the supervised warm
 start of ``sft.yaml``. Train, test and demonstration maps never share a map.
 """
@@ -19,8 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
-from reinforge.workflows.envs.frozen_lake import FrozenLakeSettings, demonstration
-from reinforge.workflows.envs.frozen_lake_env import generate_map, shortest_moves
+from reinforge.envs.frozen_lake.workflow import FrozenLakeSettings, demonstration
+from reinforge.envs.frozen_lake.env import generate_map, shortest_moves
 
 
 def distinct_maps(count: int, size: int, p: float) -> list[dict]:

@@ -3,8 +3,8 @@
     python examples/webshop/make_data.py --test 50
 
 Each row is ``{"session_id": N}``: goal ``N`` of the catalogue shipped with reinforge
-(``reinforge/workflows/envs/webshop/data/goals.jsonl``; rebuild it with
-``python -m reinforge.workflows.envs.webshop.generate``). As in WebShop, the first
+(``reinforge/envs/webshop/data/goals.jsonl``; rebuild it with
+``python -m reinforge.envs.webshop.generate``). As in WebShop, the first
 goals are held out for testing and the rest train.
 """
 
@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from reinforge.workflows.envs.webshop import Catalogue
+from reinforge.envs.webshop import Catalogue
 
 
 def main() -> None:

@@ -143,3 +143,24 @@ def test_an_upstream_helper_copied_beside_the_file_is_imported_relatively(
     assert result.exit_code == 1 and "cannot map 'trinity.common.workflows.envs.my_env.absent'" in (
         result.stderr
     )
+
+
+def test_a_copy_beside_the_file_wins_over_a_mirror_that_lacks_its_names(tmp_path: Path) -> None:
+    # the user copied upstream's workflow.py (with a helper of their own) beside lake.py
+    (tmp_path / "workflow.py").write_text(
+        "from trinity.common.workflows.workflow import Workflow as _Base\n\n"
+        "class Workflow(_Base):\n    pass\n\n"
+        "def make_prompt(task):\n    return str(task)\n"
+    )
+    (tmp_path / "lake.py").write_text(
+        "from trinity.common.workflows.workflow import Workflow, make_prompt\n"
+        "from trinity.common.workflows.workflow import Workflow as Base, not_anywhere\n"
+    )
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path / "lake.py")])
+    assert (tmp_path / "lake.py").read_text().splitlines() == [
+        "from .workflow import Workflow, make_prompt",  # the copy defines both names
+        # the copy lacks one name: the mirror stays, and the gap is reported
+        "from reinforge.trinity.common.workflows.workflow import Workflow as Base, not_anywhere",
+    ]
+    assert result.exit_code == 1
+    assert "has no 'not_anywhere'" in result.stderr

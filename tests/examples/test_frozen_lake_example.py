@@ -7,7 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from reinforge.workflows.envs import frozen_lake_env as fl
+from reinforge.envs.frozen_lake import env as fl
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "frozen_lake"
 FILES = ("train.jsonl", "test.jsonl", "demonstrations.jsonl")

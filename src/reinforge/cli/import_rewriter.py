@@ -10,6 +10,8 @@ rewritten all the same (its other names map). Upstream files import their own he
 absolute path (``from trinity.common.workflows.envs.frozen_lake.utils import *``); when
 such a module has no mirror but a file of its name lies beside the importing one (both
 copied into one plugin folder), the import becomes relative (``from .utils import *``).
+A file beside the importing one also wins over a mirror that lacks some of the
+imported names, when that file defines all of them: the user's copy is what they mean.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -86,6 +89,36 @@ def _exported_names(module: str) -> frozenset[str] | None:
     return frozenset(names) if found or names else None
 
 
+def _defined_names(path: Path) -> frozenset[str]:
+    """The names a module file defines or imports at its top level (unreadable: none)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return frozenset()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return frozenset(names)
+
+
+def _sibling_defines(
+    siblings: Mapping[str, Path] | frozenset[str], stem: str, wanted: list[str]
+) -> bool:
+    """Whether the file ``stem`` beside the importing one defines every name of ``wanted``."""
+    if not isinstance(siblings, Mapping) or stem not in siblings or "*" in wanted:
+        return False
+    path = siblings[stem]
+    if path.is_dir():
+        path = path / "__init__.py"
+    return set(wanted) <= _defined_names(path)
+
+
 def _root(module: str) -> str:
     return module.split(".", 1)[0]
 
@@ -133,11 +166,14 @@ def _rewrite_to_sibling(line: str, col: int, module: str) -> str:
     return head + pattern.sub(lambda m: m.group(1) + f".{stem}", tail, count=1)
 
 
-def rewrite_source(text: str, siblings: frozenset[str] = frozenset()) -> RewriteResult:
+def rewrite_source(
+    text: str, siblings: Mapping[str, Path] | frozenset[str] = frozenset()
+) -> RewriteResult:
     """``text`` with its Trinity-RFT / rLLM imports pointed at reinforge's mirrors.
 
-    ``siblings`` are the module names of the files beside this one: an upstream module
-    without a mirror whose last part is one of them is imported from that file.
+    ``siblings`` are the files beside this one (module name -> path; or names only): an
+    upstream module without a mirror whose last part is one of them is imported from
+    that file, and so is one whose mirror lacks names that file defines.
     """
     lines = text.splitlines(keepends=True)
     result = RewriteResult(old=text, new=text)
@@ -152,7 +188,12 @@ def rewrite_source(text: str, siblings: frozenset[str] = frozenset()) -> Rewrite
                 continue
             target = f"reinforge.{statement.module}"
             stem = statement.module.rsplit(".", 1)[-1]
-            if _mirror_path(target) is None and stem in siblings:
+            wanted = [alias.name for alias in statement.names]
+            exported = _exported_names(target)
+            mirror_lacks = exported is not None and not set(wanted) <= exported
+            if (_mirror_path(target) is None and stem in siblings) or (
+                mirror_lacks and _sibling_defines(siblings, stem, wanted)
+            ):
                 lines[first - 1] = _rewrite_to_sibling(lines[first - 1], col, statement.module)
                 result.to_siblings.append((first, statement.module, f".{stem}"))
                 continue
@@ -161,7 +202,6 @@ def rewrite_source(text: str, siblings: frozenset[str] = frozenset()) -> Rewrite
                     Unmapped(first, statement.module, f"no module {target} in reinforge")
                 )
                 continue
-            exported = _exported_names(target)
             for alias in statement.names:
                 if exported is not None and alias.name != "*" and alias.name not in exported:
                     result.unmapped.append(
@@ -203,12 +243,12 @@ def _rewrite_import(
     lines[first - 1] = head + tail
 
 
-def sibling_modules(file: Path) -> frozenset[str]:
-    """Module names of the other ``*.py`` files and packages in ``file``'s folder."""
+def sibling_modules(file: Path) -> dict[str, Path]:
+    """The other ``*.py`` files and packages in ``file``'s folder, by module name."""
     folder = file.parent
-    names = {p.stem for p in folder.glob("*.py") if p != file and p.stem != "__init__"}
-    names.update(p.parent.name for p in folder.glob("*/__init__.py"))
-    return frozenset(names)
+    found = {p.stem: p for p in folder.glob("*.py") if p != file and p.stem != "__init__"}
+    found.update({p.parent.name: p.parent for p in folder.glob("*/__init__.py")})
+    return found
 
 
 def python_files(path: Path) -> list[Path]:

@@ -1,6 +1,14 @@
-"""Mirror of ``trinity.common.workflows``: the workflow base, registry and built-ins."""
+"""Mirror of ``trinity.common.workflows``: the workflow base, registry and built-ins.
+
+The environments' workflows (``FrozenLakeWorkflow``, ``AlfworldWorkflow``, ...) come from
+the environments wing and load on first use, so importing this module does not import
+gymnasium, TextWorld or ScienceWorld.
+"""
+
+from typing import TYPE_CHECKING
 
 from reinforge.core import Experience, Task
+from reinforge.core.lazy_exports import lazy_exports
 from reinforge.models import ModelWrapper
 from reinforge.workflows import (
     WORKFLOWS,
@@ -20,7 +28,6 @@ from reinforge.workflows import (
     AsyncSimpleWorkflow,
     AsyncStepWiseRewardWorkflow,
     BaseSimpleWorkflow,
-    FrozenLakeWorkflow,
     MathBoxedWorkflow,
     MathEvalWorkflow,
     MathRMWorkflow,
@@ -30,21 +37,11 @@ from reinforge.workflows import (
     MultiTurnWorkflow,
     RewardPropagationWorkflow,
     RubricJudgeWorkflow,
-    SciWorldWorkflow,
     SimpleMMWorkflow,
     SimpleWorkflow,
-    StepWiseFrozenLakeWorkflow,
     StepWiseRewardWorkflow,
     ToolCallWorkflow,
-    WebShopWorkflow,
     Workflow,
-)
-from reinforge.workflows.envs import (
-    AlfworldWorkflow,
-    EmailSearchWorkflow,
-    RAFTAlfworldWorkflow,
-    RAFTReflectAlfworldWorkflow,
-    StepWiseAlfworldWorkflow,
 )
 
 __all__ = [
@@ -87,8 +84,41 @@ __all__ = [
     "StepWiseAlfworldWorkflow",
     "StepWiseFrozenLakeWorkflow",
     "StepWiseRewardWorkflow",
+    "StepWiseWebShopWorkflow",
     "Task",
     "ToolCallWorkflow",
     "WebShopWorkflow",
     "Workflow",
 ]
+
+_ENV_EXPORTS = {
+    name: "reinforge.envs"
+    for name in (
+        "AlfworldWorkflow",
+        "EmailSearchWorkflow",
+        "FrozenLakeWorkflow",
+        "RAFTAlfworldWorkflow",
+        "RAFTReflectAlfworldWorkflow",
+        "SciWorldWorkflow",
+        "StepWiseAlfworldWorkflow",
+        "StepWiseFrozenLakeWorkflow",
+        "StepWiseWebShopWorkflow",
+        "WebShopWorkflow",
+    )
+}
+
+if TYPE_CHECKING:
+    from reinforge.envs import (
+        AlfworldWorkflow,
+        EmailSearchWorkflow,
+        FrozenLakeWorkflow,
+        RAFTAlfworldWorkflow,
+        RAFTReflectAlfworldWorkflow,
+        SciWorldWorkflow,
+        StepWiseAlfworldWorkflow,
+        StepWiseFrozenLakeWorkflow,
+        StepWiseWebShopWorkflow,
+        WebShopWorkflow,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _ENV_EXPORTS)

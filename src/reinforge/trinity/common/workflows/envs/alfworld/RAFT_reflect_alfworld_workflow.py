@@ -1,6 +1,6 @@
 """Mirror of ``trinity.common.workflows.envs.alfworld.RAFT_reflect_alfworld_workflow``."""
 
-from reinforge.workflows.envs.alfworld import RAFTReflectAlfworldWorkflow
-from reinforge.workflows.envs.alfworld.prompts import parse_raft as parse_response
+from reinforge.envs.alfworld import RAFTReflectAlfworldWorkflow
+from reinforge.envs.alfworld.prompts import parse_raft as parse_response
 
 __all__ = ["RAFTReflectAlfworldWorkflow", "parse_response"]

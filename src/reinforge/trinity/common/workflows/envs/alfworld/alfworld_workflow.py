@@ -5,8 +5,8 @@
 module has.
 """
 
-from reinforge.workflows.envs.alfworld import AlfworldWorkflow, StepWiseAlfworldWorkflow
-from reinforge.workflows.envs.alfworld.prompts import observation_message, parse_action
+from reinforge.envs.alfworld import AlfworldWorkflow, StepWiseAlfworldWorkflow
+from reinforge.envs.alfworld.prompts import observation_message, parse_action
 
 
 def format_observation(observation: str) -> str:

@@ -1,5 +1,5 @@
 """Mirror of ``trinity.common.workflows.envs.email_searcher.workflow``."""
 
-from reinforge.workflows.envs import EmailSearchWorkflow
+from reinforge.envs.email_search.workflow import EmailSearchWorkflow
 
 __all__ = ["EmailSearchWorkflow"]

@@ -1,5 +1,5 @@
 """Mirror of ``trinity.common.workflows.envs.frozen_lake.workflow``."""
 
-from reinforge.workflows import FrozenLakeWorkflow
+from reinforge.envs.frozen_lake import FrozenLakeWorkflow
 
 __all__ = ["FrozenLakeWorkflow"]

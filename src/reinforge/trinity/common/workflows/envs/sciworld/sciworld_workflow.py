@@ -1,5 +1,5 @@
 """Mirror of ``trinity.common.workflows.envs.sciworld.sciworld_workflow``."""
 
-from reinforge.workflows import SciWorldWorkflow
+from reinforge.envs.sciworld import SciWorldWorkflow
 
 __all__ = ["SciWorldWorkflow"]

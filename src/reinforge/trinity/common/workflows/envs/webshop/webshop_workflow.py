@@ -4,7 +4,7 @@
 (the action inside ``<action>``, and whether it can be taken on the page).
 """
 
-from reinforge.workflows.envs.webshop import WebShopWorkflow
-from reinforge.workflows.envs.webshop.prompts import parse_action, validate_action
+from reinforge.envs.webshop import WebShopWorkflow
+from reinforge.envs.webshop.prompts import parse_action, validate_action
 
 __all__ = ["WebShopWorkflow", "parse_action", "validate_action"]
