@@ -25,7 +25,10 @@ taskset by dotted path or registered name is enough). For each of the task's
    trajectory's reward.
 
 A flow that raises ends its episode as ``error``, one that runs past ``timeout`` as
-``timeout``; both are masked out of training by default, as for episode workflows.
+``timeout``: the calls it made until then become one trajectory (named as for
+``None``), unscored; both reasons are masked out of training by default, as for
+episode workflows (``conversion.mask_termination_reasons: []`` trains on them with
+reward 0, rLLM's way).
 A flow that returns something else than an Episode, or an evaluator that returns
 something else than a verdict, fails the task with an error naming it.
 
@@ -514,8 +517,16 @@ class AgentFlowWorkflow(Workflow):
             except Exception as exc:
                 ended, error = TerminationReason.ERROR, _error_info(exc)
             calls = session.calls
-        if ended is not None:
-            episode = Episode(id=uid, task=task.metadata, termination_reason=ended)
+        if ended is not None:  # what the model said before the end stays, unscored
+            steps = [_step_of(call) for call in calls]
+            trajectories = [Trajectory(name=trajectory_name_of(self.flow), steps=steps)]
+            episode = Episode(
+                id=uid,
+                task=task.metadata,
+                termination_reason=ended,
+                trajectories=trajectories if steps else [],
+                session_id=uid,
+            )
             if error is not None:
                 episode.info["error"] = error
             _log_abnormal_end(self.flow_name, episode)
