@@ -28,6 +28,7 @@ PRESETS = [
     "multi_step_grpo",
     "step_wise_grpo",
     "gigpo",
+    "on_policy_distill",
 ]
 
 
@@ -129,6 +130,7 @@ def test_every_preset_runs_end_to_end(name: str) -> None:
             tokens=[1, 2, 3, 4],
             prompt_length=2,
             logprobs=[-1.0, -0.5],
+            teacher_logprobs=[-0.8, -0.9],  # on_policy_distill's
             reward=r,
             eid=EID(task=0, run=i),
         )

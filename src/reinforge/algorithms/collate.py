@@ -23,8 +23,10 @@ prompt length) lands in column ``P_i + k − 1``. The shifted tensors are:
 * ``response_mask`` (bool): target is a response token (generated or not),
 * ``loss_mask`` (bool): target is a response token with ``action_mask`` 1 (tool
   output / user turns of multi-turn responses are 0; so are prompt and padding),
-* ``old_logprobs``, ``advantages``, ``returns``, ``token_level_rewards`` (float32,
-  0 outside the response): None unless *every* experience has that field.
+* ``old_logprobs``, ``advantages``, ``returns``, ``token_level_rewards``,
+  ``teacher_logprobs`` (float32, 0 outside the response): None unless *every*
+  experience has that field (``teacher_logprobs`` from ``Experience.teacher_logprobs``,
+  which a workflow may have assigned as a list).
 
 Per-sequence tensors ``[B]``: ``prompt_lengths``, ``response_lengths`` (long) and
 ``rewards`` (float32, None unless every experience has a reward).
@@ -52,6 +54,7 @@ _TOKEN_FIELDS = {
     "advantages": "advantages",
     "returns": "returns",
     "token_level_rewards": "token_level_reward",
+    "teacher_logprobs": "teacher_logprobs",
 }
 
 
@@ -91,7 +94,7 @@ def collate(exps: Sequence[Experience], pad_token_id: int) -> TrainBatch:
         response_mask[i, cols] = True
         loss_mask[i, cols] = exp.action_mask.bool()
         for key, tensor in token_tensors.items():
-            tensor[i, cols] = getattr(exp, _TOKEN_FIELDS[key]).to(torch.float32)
+            tensor[i, cols] = _float_row(getattr(exp, _TOKEN_FIELDS[key]))
 
     rewards = None
     if all(e.reward is not None for e in exps):
@@ -108,3 +111,11 @@ def collate(exps: Sequence[Experience], pad_token_id: int) -> TrainBatch:
         rewards=rewards,
         multi_modal_inputs=join_multi_modal_inputs(exps),
     )
+
+
+def _float_row(value: object) -> torch.Tensor:
+    """A per-token field as float32; one assigned after construction (Trinity-RFT's
+    workflows set ``teacher_logprobs`` that way) may be a list or a graph-attached tensor."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to(torch.float32)
+    return torch.as_tensor(value, dtype=torch.float32)

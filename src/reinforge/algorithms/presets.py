@@ -13,6 +13,7 @@
 | multi_step_grpo       | multi_step_grpo     | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
 | step_wise_grpo        | step_wise_grpo step | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
 | gigpo                 | gigpo γ=0.95 run    | ppo 0.2/0.2      | loss low_var_kl 0.001      | token-mean          |
+| on_policy_distill     | on_policy_distill 1 | ppo 0.2/0.2      | none                       | token-mean          |
 
 ``multi_step_grpo`` (Trinity-RFT's name) scores each run by its last step's reward,
 for workflows that propagate one outcome to every step; ``step_wise_grpo`` uses every
@@ -20,7 +21,11 @@ step's own reward (reward-to-go, γ = 1), for ``StepWiseRewardWorkflow``s. ``gig
 adds to the run-level advantage a step-level one among steps taken from the same
 environment state (``info["state_hash"]``, set by step-wise workflows). KL loss
 settings follow verl's GRPO examples; DAPO's dynamic sampling and overlong
-reward shaping are data/reward-side and not part of the spec. There is no ``ppo``
+reward shaping are data/reward-side and not part of the spec. ``on_policy_distill``
+(Trinity-RFT's on-policy distillation) takes each sampled token's advantage from a
+teacher: ``kl_coef · (log π_teacher − log π_old)``, computed by the trainer per
+micro-batch from the experiences' ``teacher_logprobs`` (``on_policy_distill_workflow``
+sets them); no reward is involved. There is no ``ppo``
 preset: it needs a critic (see ``reinforge.algorithms.gae``).
 """
 
@@ -108,6 +113,14 @@ _PRESETS: dict[str, AlgorithmSpec] = {
         policy_loss_fn="ppo",
         policy_loss_args=_PPO_CLIP,
         **_GRPO_KL,
+    ),
+    # Trinity-RFT's on_policy_distill: per-token teacher-minus-student advantages, PPO's
+    # clipped loss ("or importance_sampling if no clipping is needed"), no KL, no entropy
+    "on_policy_distill": AlgorithmSpec(
+        advantage_fn="on_policy_distill",
+        advantage_args={"kl_coef": 1.0},
+        policy_loss_fn="ppo",
+        policy_loss_args=_PPO_CLIP,
     ),
 }
 for _name, _spec in _PRESETS.items():

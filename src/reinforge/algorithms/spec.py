@@ -16,6 +16,9 @@ How a trainer uses it:
   ``kl_loss_term(…, spec.kl_loss, spec.kl_loss_coef, spec.loss_agg_mode)`` when
   ``kl_in_loss`` and ``entropy_bonus(…, spec.entropy_coef, …)`` when
   ``entropy_coef > 0``.
+* ``batch_advantages``: for an advantage function computed from π_old (on-policy
+  distillation), the trainer replaces the collated advantages of each micro-batch by
+  ``spec.batch_advantages(batch, old_logprobs, **spec.advantage_args)``.
 * ``use_reference`` (derived: true iff a KL term is on) says whether reference-model
   log-probs must be computed at all.
 * ``sampler_correction`` (off by default): the truncated importance-sampling weights
@@ -41,6 +44,7 @@ from reinforge.algorithms.sampler_mismatch import SamplerCorrection
 NO_ADVANTAGE = "none"
 # Arguments the trainer supplies from top-level spec fields or data, never from *_args.
 _RESERVED_ADVANTAGE_ARGS = frozenset({"exps", "ref_logprobs", "kl_penalty", "kl_coef"})
+_RESERVED_OUTCOME_ADVANTAGE_ARGS = frozenset({"exps", "ref_logprobs"})
 _RESERVED_LOSS_ARGS = frozenset(
     {"logprobs", "old_logprobs", "advantages", "mask", "loss_agg_mode", "token_weights"}
 )
@@ -105,8 +109,13 @@ class AlgorithmSpec:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.advantage_fn != NO_ADVANTAGE:
             adv_fn = ADVANTAGE_FNS.get(self.advantage_fn)
-            _check_args(adv_fn, self.advantage_args, _RESERVED_ADVANTAGE_ARGS, "advantage_args")
             accepted = _accepted_keywords(adv_fn)
+            reserved = _RESERVED_ADVANTAGE_ARGS
+            if accepted is not None and "ref_logprobs" not in accepted:
+                # the trainer hands the KL arguments only to estimators that take
+                # ref_logprobs; another may have a kl_coef of its own (on_policy_distill)
+                reserved = _RESERVED_OUTCOME_ADVANTAGE_ARGS
+            _check_args(adv_fn, self.advantage_args, reserved, "advantage_args")
             if self.kl_in_reward and accepted is not None and "ref_logprobs" not in accepted:
                 raise ValueError(
                     f"kl_penalty '{self.kl_penalty}' puts KL into token rewards, but advantage "
@@ -127,6 +136,16 @@ class AlgorithmSpec:
                 "rloo, reinforce_plus_plus, cispo and *_grpo presets), or drop it"
             )
         object.__setattr__(self, "use_reference", self.kl_in_reward or self.kl_in_loss)
+
+    @property
+    def batch_advantages(self) -> Callable[..., Any] | None:
+        """The micro-batch form of the advantage function, for one that the trainer
+        computes from π_old as it trains (``on_policy_distill``, as Trinity-RFT computes
+        it in the trainer): ``fn(batch, old_logprobs, **advantage_args) -> (advantages,
+        metrics)``. None for the others, whose advantages are set on the experiences."""
+        if self.advantage_fn == NO_ADVANTAGE:
+            return None
+        return getattr(ADVANTAGE_FNS.get(self.advantage_fn), "batch_advantages", None)
 
     @property
     def kl_in_reward(self) -> bool:

@@ -43,6 +43,9 @@ class TrainBatch:
     token_level_rewards: torch.Tensor | None = None
     #: ``[B]`` float32
     rewards: torch.Tensor | None = None
+    #: ``[B, L - 1]`` float32, a teacher's log-probs of the response tokens
+    #: (``Experience.teacher_logprobs``; on-policy distillation)
+    teacher_logprobs: torch.Tensor | None = None
     #: the image tensors (``pixel_values``...) of the rows that have images, joined in
     #: row order (see ``multi_modal_batch``); None for a text-only batch
     multi_modal_inputs: dict[str, torch.Tensor] | None = None

@@ -16,6 +16,7 @@ loaded only when the algorithm has a KL term.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import time
@@ -328,6 +329,8 @@ class Trainer:
         spec = self.spec
         if spec.advantage_fn == NO_ADVANTAGE or all(e.advantages is not None for e in exps):
             return {}
+        if spec.batch_advantages is not None:
+            return {}  # computed per micro-batch from pi_old (_micro_batch_pass)
         args = dict(spec.advantage_args)
         if spec.kl_in_reward:
             # every rank scores every experience (the same forwards on each rank)
@@ -462,6 +465,12 @@ class Trainer:
             cap = spec.sampler_correction.cap
             token_weights, tis_metrics = truncated_is_weights(olds[index], sampler, compared, cap)
             metrics.update(tis_metrics)
+        if spec.batch_advantages is not None:  # on-policy distillation: from pi_old
+            advantages, adv_metrics = spec.batch_advantages(
+                batch, olds[index], **spec.advantage_args
+            )
+            batch = dataclasses.replace(batch, advantages=advantages)
+            metrics.update(adv_metrics)
         ref = step.ref_logprobs[index] if spec.kl_in_loss else None
         loss, loss_metrics = self._loss(logp, olds[index], logits, ref, batch, token_weights)
         self._backward(loss * weight)

@@ -3,6 +3,10 @@
 from reinforge.algorithms.advantage.gigpo import gigpo_advantage
 from reinforge.algorithms.advantage.grpo import grpo_advantage
 from reinforge.algorithms.advantage.multi_step_grpo import multi_step_grpo_advantage
+from reinforge.algorithms.advantage.on_policy_distill import (
+    on_policy_distill_advantage,
+    on_policy_distill_batch_advantages,
+)
 from reinforge.algorithms.advantage.opmd import opmd_advantage
 from reinforge.algorithms.advantage.reinforce import reinforce_advantage
 from reinforge.algorithms.advantage.reinforce_plus_plus import reinforce_plus_plus_advantage
@@ -13,6 +17,8 @@ __all__ = [
     "gigpo_advantage",
     "grpo_advantage",
     "multi_step_grpo_advantage",
+    "on_policy_distill_advantage",
+    "on_policy_distill_batch_advantages",
     "opmd_advantage",
     "reinforce_advantage",
     "reinforce_plus_plus_advantage",

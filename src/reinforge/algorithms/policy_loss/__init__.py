@@ -2,6 +2,7 @@
 
 from reinforge.algorithms.policy_loss.cispo import cispo_policy_loss
 from reinforge.algorithms.policy_loss.gspo import gspo_policy_loss
+from reinforge.algorithms.policy_loss.importance_sampling import importance_sampling_policy_loss
 from reinforge.algorithms.policy_loss.opmd import opmd_policy_loss
 from reinforge.algorithms.policy_loss.ppo import ppo_policy_loss
 from reinforge.algorithms.policy_loss.sft import sft_loss
@@ -13,6 +14,7 @@ __all__ = [
     "RATIO_FREE_LOSSES",
     "cispo_policy_loss",
     "gspo_policy_loss",
+    "importance_sampling_policy_loss",
     "opmd_policy_loss",
     "ppo_policy_loss",
     "sft_loss",
