@@ -14,6 +14,12 @@ from reinforge.workflows.agentscope import (
 )
 from reinforge.workflows.black_box_agent import BlackBoxAgentWorkflow
 from reinforge.workflows.calculator_agent import CalculatorAgentWorkflow
+from reinforge.workflows.distill import (
+    AsyncOnPolicyDistillMathWorkflow,
+    AsyncOnPolicyDistillWorkflow,
+    OnPolicyDistillMathWorkflow,
+    OnPolicyDistillWorkflow,
+)
 from reinforge.workflows.judged import (
     AsyncMathRMWorkflow,
     AsyncMathRULERWorkflow,
@@ -55,6 +61,8 @@ __all__ = [
     "AsyncMathRMWorkflow",
     "AsyncMathRULERWorkflow",
     "AsyncMathWorkflow",
+    "AsyncOnPolicyDistillMathWorkflow",
+    "AsyncOnPolicyDistillWorkflow",
     "AsyncRewardPropagationWorkflow",
     "AsyncSimpleMMWorkflow",
     "AsyncSimpleWorkflow",
@@ -69,6 +77,8 @@ __all__ = [
     "MathTrainableRULERWorkflow",
     "MathWorkflow",
     "MultiTurnWorkflow",
+    "OnPolicyDistillMathWorkflow",
+    "OnPolicyDistillWorkflow",
     "RewardPropagationWorkflow",
     "RubricJudgeWorkflow",
     "SimpleMMWorkflow",
