@@ -627,3 +627,32 @@ def test_steps_get_the_call_that_produced_them_whatever_their_order() -> None:
     ]
     later = direct_chat(wrapper, [{"role": "user", "content": "What is 2 + 5?"}])
     assert exps[0].tokens.tolist() == later.tokens.tolist()
+
+
+def test_streamed_chats_and_text_completions_are_recorded_too() -> None:
+    @rllm.rollout
+    async def streaming_flow(task, config):
+        client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
+        stream = await client.chat.completions.create(
+            model=config.model,
+            messages=[{"role": "user", "content": task.instruction}],
+            stream=True,
+        )
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        completion = await client.completions.create(model=config.model, prompt="What is 2 + 2?")
+        steps = [Step(model_response=text), Step(output=completion.choices[0].text)]
+        return Episode(trajectories=[Trajectory(steps=steps)], artifacts={"answer": text})
+
+    wrapper = model()
+    _, exps = run(make_task(streaming_flow, evaluator=boxed_evaluator, repeat_times=1), wrapper)
+    assert [e.response_text for e in exps] == [
+        "The answer is \\boxed{42}.",
+        "The answer is \\boxed{4}.",
+    ]
+    assert (
+        exps[0].tokens.tolist()
+        == direct_chat(wrapper, [{"role": "user", "content": ROW["question"]}]).tokens.tolist()
+    )
+    (reference,) = wrapper.generate(["What is 2 + 2?"])
+    assert exps[1].tokens.tolist() == reference.tokens.tolist()
+    assert [e.reward for e in exps] == [1.0, 1.0]
