@@ -11,9 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 from reinforge.rewards import CountdownReward
+from reinforge.rewards.countdown_helpers import (
+    countdown_score,
+    evaluate_equation,
+    extract_solution_after_assistant,
+    validate_equation,
+)
 from reinforge.workflows.episode.reward_output import RewardOutput
 
 _CHECKER = CountdownReward()
+
+extract_solution = extract_solution_after_assistant
+
+
+def compute_score(
+    solution_str: str,
+    ground_truth: dict,
+    method: str = "strict",
+    format_score: float = 0.1,
+    score: float = 1.0,
+) -> float:
+    """TinyZero's countdown score, as rLLM's ``compute_score``: 0 without an
+    ``<answer>``, ``format_score`` for a wrong one, ``score`` for a right one."""
+    return countdown_score(solution_str, ground_truth, method, format_score, score)
 
 
 def countdown_reward_fn(task_info: dict, action: Any) -> RewardOutput:
@@ -30,3 +50,12 @@ def countdown_reward_fn(task_info: dict, action: Any) -> RewardOutput:
     )
     correct = components["accuracy"] > 0
     return RewardOutput(reward=1.0 if correct else 0.0, is_correct=correct, metadata=components)
+
+
+__all__ = [
+    "compute_score",
+    "countdown_reward_fn",
+    "evaluate_equation",
+    "extract_solution",
+    "validate_equation",
+]

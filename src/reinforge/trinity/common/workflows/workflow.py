@@ -4,6 +4,7 @@ from reinforge.core import Experience, Task
 from reinforge.models import ModelWrapper
 from reinforge.workflows import (
     WORKFLOWS,
+    AsyncMathWorkflow,
     AsyncSimpleWorkflow,
     BaseSimpleWorkflow,
     MathWorkflow,
@@ -14,6 +15,7 @@ from reinforge.workflows import (
 
 __all__ = [
     "WORKFLOWS",
+    "AsyncMathWorkflow",
     "AsyncSimpleWorkflow",
     "BaseSimpleWorkflow",
     "Experience",
