@@ -164,3 +164,27 @@ def test_a_copy_beside_the_file_wins_over_a_mirror_that_lacks_its_names(tmp_path
     ]
     assert result.exit_code == 1
     assert "has no 'not_anywhere'" in result.stderr
+
+
+def test_an_unmappable_import_says_which_line_to_change_and_how(tmp_path: Path) -> None:
+    (tmp_path / "reward.py").write_text(
+        "from trinity.utils.eval_utils import compute_score, validate_think_pattern\n"
+        "from trinity.utils.math_utils import grade_answer\n"
+        "from rllm.rewards.reward_fn import math_reward_fn, search_reward_fn\n"
+        "from rllm.globals import THOUGHT_DELIMITER_END\n"
+    )
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path)])
+    path = tmp_path / "reward.py"
+    assert result.exit_code == 1
+    assert (
+        f"{path}:2: cannot map 'trinity.utils.math_utils': no module "
+        "reinforge.trinity.utils.math_utils in reinforge; change this line: copy upstream's "
+        "trinity/utils/math_utils.py beside this file"
+    ) in result.stderr.replace("\n", "")
+    assert (
+        f"{path}:3: cannot map 'rllm.rewards.reward_fn': reinforge.rllm.rewards.reward_fn has "
+        "no 'search_reward_fn'; change this line"
+    ) in result.stderr.replace("\n", "")
+    assert "What is not provided, and why" in result.stderr
+    assert ":1:" not in result.stderr and ":4:" not in result.stderr  # both mirrored now
+    assert path.read_text().splitlines()[0].startswith("from reinforge.trinity.utils.eval_utils")

@@ -119,6 +119,28 @@ def _sibling_defines(
     return set(wanted) <= _defined_names(path)
 
 
+#: where the reasons point a user for what is not mirrored
+_NOT_PROVIDED = "docs/migrating.md, 'What is not provided, and why'"
+
+
+def _no_module(module: str) -> str:
+    """Why an import of upstream ``module`` was left as it was, and what to change."""
+    path = module.replace(".", "/") + ".py"
+    return (
+        f"no module reinforge.{module} in reinforge; change this line: copy upstream's "
+        f"{path} beside this file (migrate then imports it from there) or import what it "
+        f"gives from elsewhere ({_NOT_PROVIDED})"
+    )
+
+
+def _no_name(module: str, name: str) -> str:
+    """Why ``from module import name`` will fail after the rewrite, and what to change."""
+    return (
+        f"reinforge.{module} has no '{name}'; change this line: take '{name}' out of it "
+        f"and define or import it yourself ({_NOT_PROVIDED})"
+    )
+
+
 def _root(module: str) -> str:
     return module.split(".", 1)[0]
 
@@ -199,13 +221,13 @@ def rewrite_source(
                 continue
             if _mirror_path(target) is None:
                 result.unmapped.append(
-                    Unmapped(first, statement.module, f"no module {target} in reinforge")
+                    Unmapped(first, statement.module, _no_module(statement.module))
                 )
                 continue
             for alias in statement.names:
                 if exported is not None and alias.name != "*" and alias.name not in exported:
                     result.unmapped.append(
-                        Unmapped(first, statement.module, f"{target} has no '{alias.name}'")
+                        Unmapped(first, statement.module, _no_name(statement.module, alias.name))
                     )
             lines[first - 1] = _rewrite_from(lines[first - 1], col, statement.module)
         elif isinstance(statement, ast.Import):
@@ -223,7 +245,7 @@ def _rewrite_import(
         return
     missing = [a.name for a in upstream if _mirror_path(f"reinforge.{a.name}") is None]
     for name in missing:
-        result.unmapped.append(Unmapped(first, name, f"no module reinforge.{name} in reinforge"))
+        result.unmapped.append(Unmapped(first, name, _no_module(name)))
     if missing:
         return
     if first != last or len(statement.names) != 1:
