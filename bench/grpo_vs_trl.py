@@ -397,6 +397,7 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(spec["settings"]["threads"])
     from reinforge.launcher import modes
     from reinforge.launcher.session import RunSession
+    from reinforge.launcher.training_loop import TrainingLoop
 
     settings = Settings(**spec["settings"])
     work = Path(spec["work_dir"])
@@ -407,13 +408,14 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
     trained: list[float] = []
     lrs: list[float] = []
     models: dict[int, str] = {}
-    original_train_on = modes._train_on
+    original_train = TrainingLoop.train
 
     # Instrumentation only: when each step's update finished (the time spent saving
     # the eval models excluded), and the policy after each eval step.
-    def timed_train_on(session: Any, trainer: Any, step: int, demos: Any = None) -> Any:
+    def timed_train(loop: TrainingLoop, step: int, exps: Any, **kwargs: Any) -> Any:
+        trainer = loop.trainer
         applied = float(trainer.optimizer.param_groups[0]["lr"])  # this step's learning rate
-        result = original_train_on(session, trainer, step, demos)
+        result = original_train(loop, step, exps, **kwargs)
         metrics = result.metrics
         step_ends.append(time.monotonic() - marks["start"] - marks["saving"])
         trained.append(float(metrics.get("train/experiences", 0.0)))
@@ -430,7 +432,7 @@ def worker_reinforge(spec: dict[str, Any]) -> dict[str, Any]:
         )
         return result
 
-    modes._train_on = timed_train_on
+    TrainingLoop.train = timed_train  # type: ignore[method-assign]
     gc.freeze()  # as the CLI does: import-time objects out of the GC's way
     marks["start"] = time.monotonic()
     session = RunSession.open(cfg)

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -197,22 +198,8 @@ def test_printed_summary_is_a_few_lines_with_places_and_commands() -> None:
     assert len(lines) <= 12
 
 
-PLUGIN = '''
-from reinforge import Workflow
-
-
-class Parity(Workflow):
-    """Reward 1 when the first sampled token id is even (cheap to train on)."""
-
-    can_repeat = True
-
-    def run(self):
-        exps = self.model.generate(["Q" + str(self.task.raw_task["question"])], n=self.repeat_times)
-        for i, exp in enumerate(exps):
-            exp.reward = float(int(exp.tokens[exp.prompt_length]) % 2 == 0)
-            exp.eid.run = self.run_id_base + i
-        return exps
-'''
+#: the Parity workflow (tests/launcher/parity_workflow.py), loaded as a plugin
+PARITY_WORKFLOW = Path(__file__).parents[1] / "launcher" / "parity_workflow.py"
 
 CONFIG = """
 project: summary
@@ -250,7 +237,7 @@ def test_run_prints_the_story_and_the_next_commands_which_work(tmp_path: Path) -
     with open(tmp_path / "tasks.jsonl", "w") as fh:
         for i in range(8):
             fh.write(json.dumps({"question": f"{i} + 1", "answer": str(i + 1)}) + "\n")
-    (tmp_path / "rf_summary_plugin.py").write_text(PLUGIN)
+    shutil.copy(PARITY_WORKFLOW, tmp_path / "rf_summary_plugin.py")
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "200"}
     proc = subprocess.run(

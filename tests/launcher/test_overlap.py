@@ -5,6 +5,7 @@ rollouts at most one version old."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -18,22 +19,8 @@ from reinforge.config import load_config
 from reinforge.explorer import Explorer
 from reinforge.trainer.trainer import Trainer
 
-PLUGIN = '''
-from reinforge import Workflow
-
-
-class Parity(Workflow):
-    """Reward 1 when the first sampled token id is even (groups with variance)."""
-
-    can_repeat = True
-
-    def run(self):
-        exps = self.model.generate(["Q" + str(self.task.raw_task["question"])], n=self.repeat_times)
-        for i, exp in enumerate(exps):
-            exp.reward = float(int(exp.tokens[exp.prompt_length]) % 2 == 0)
-            exp.eid.run = self.run_id_base + i
-        return exps
-'''
+#: the Parity workflow (tests/launcher/parity_workflow.py), loaded as a plugin
+PARITY_WORKFLOW = Path(__file__).with_name("parity_workflow.py")
 
 CONFIG = """
 project: overlap
@@ -60,7 +47,7 @@ def test_training_runs_while_the_next_step_is_explored(
     with open(tmp_path / "tasks.jsonl", "w") as fh:
         for i in range(20):
             fh.write(json.dumps({"question": f"{i} + 1", "answer": str(i + 1)}) + "\n")
-    (tmp_path / "overlap_plugin.py").write_text(PLUGIN)
+    shutil.copy(PARITY_WORKFLOW, tmp_path / "overlap_plugin.py")
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     monkeypatch.syspath_prepend(str(tmp_path))
 

@@ -10,7 +10,7 @@ from unittest.mock import MagicMock
 
 import pytest
 
-from reinforge.launcher import modes
+from reinforge.launcher import modes, training_loop
 from reinforge.trainer.step_result import StepResult
 
 
@@ -81,9 +81,10 @@ def test_weights_are_synced_after_trained_steps_only(
         synced.append(trainer.calls)
         engine.model_version = trainer.model_version
 
-    monkeypatch.setattr(modes, "make_trainer", lambda session: (trainer, 0))
+    monkeypatch.setattr(training_loop, "make_trainer", lambda session: (trainer, 0))
     monkeypatch.setattr(modes, "load_aux_demonstrations", lambda session: None)
-    monkeypatch.setattr(modes, "save_run_checkpoint", lambda session, trainer, step: None)
+    monkeypatch.setattr(training_loop, "save_run_checkpoint", lambda session, trainer, step: None)
+    monkeypatch.setattr(training_loop, "sync_in_process", sync)
     monkeypatch.setattr(modes, "sync_in_process", sync)
     result = asyncio.run(modes.run_both(session))
     assert synced == synced_after

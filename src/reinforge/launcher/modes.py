@@ -23,7 +23,6 @@ import time
 from typing import Any
 
 from reinforge.algorithms import resolve_algorithm
-from reinforge.buffer.sft_batches import SftBatches
 from reinforge.config import ConfigError, ReinforgeConfig
 from reinforge.core.explore_metric_names import (
     EXPLORE_EXPERIENCES,
@@ -34,20 +33,12 @@ from reinforge.core.explore_metric_names import (
     EXPLORE_TASKS,
     dropped_metric,
 )
-from reinforge.core.metric_names import TRAIN_SYNC_TIME
 from reinforge.launcher.demonstrations import load_aux_demonstrations
-from reinforge.launcher.run_trainer import (
-    RunInterrupted,
-    evaluate_run,
-    make_trainer,
-    run_checkpoints,
-    save_run_checkpoint,
-)
+from reinforge.launcher.run_trainer import RunInterrupted, evaluate_run, run_checkpoints
 from reinforge.launcher.session import RunSession
 from reinforge.launcher.sft_mode import run_sft
+from reinforge.launcher.training_loop import TrainingLoop
 from reinforge.trainer.checkpoint import policy_weights, read_state
-from reinforge.trainer.step_result import StepResult
-from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.weight_sync import CheckpointWeightSource, sync_in_process
 
 logger = logging.getLogger(__name__)
@@ -160,30 +151,17 @@ def _refuse_if_nothing_trained(
     )
 
 
-def _train_on(
-    session: RunSession, trainer: Trainer, step: int, demos: SftBatches | None
-) -> StepResult:
-    """Train on stored step ``step``, with its batch of ``trainer.sft_aux`` demonstrations."""
-    exps = session.storage.read_batch(step)
-    if not exps:
-        logger.warning("step %d has no stored experiences; training skipped", step)
-        return StepResult.skip()
-    reporter = session.reporter
-    ranks = getattr(trainer, "world_size", 1)
-    label = f"training step {step}" + (f" on {ranks} ranks" if ranks > 1 else "")
-    return trainer.train_step(
-        exps,
-        on_micro_batch=lambda k, n: reporter.phase(f"{label}: micro-batch", k, n),
-        demonstrations=demos.batch(step) if demos is not None else None,
-    )
-
-
 async def run_both(session: RunSession) -> dict[str, Any]:
     cfg = session.cfg
     explorer, storage, reporter = session.explorer, session.storage, session.reporter
     sync = cfg.synchronizer
-    trainer, trained = make_trainer(session)
-    demos = load_aux_demonstrations(session)
+    loop = TrainingLoop(
+        session,
+        sync_every=sync.sync_interval,
+        checkpoint_every=cfg.checkpoint.save_interval,
+        demos=load_aux_demonstrations(session),
+    )
+    trainer = loop.trainer
     if trainer.model_version:  # (model.init_from's weights are the engine's already)
         sync_in_process(trainer, explorer.engine)
     cursor = explorer.open_taskset()
@@ -191,7 +169,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     if stored:
         cursor.restore(stored)
         reporter.info(f"resuming at step {cursor.step + 1} (steps 1..{cursor.step} are stored)")
-    reporter.rewind(cursor.step, trained)  # steps logged again from here are logged once
+    reporter.rewind(cursor.step, loop.trained)  # steps logged again from here are logged once
     reporter.plan(cursor.total, cursor.step)
     # (step, trainer version) of the last evaluation and its metrics
     evaluated: tuple[tuple[int, int], dict[str, float]] | None = None
@@ -204,54 +182,27 @@ async def run_both(session: RunSession) -> dict[str, Any]:
 
     if cfg.explorer.eval_on_start and cursor.step == 0:
         await evaluate(0)
-    last: dict[str, Any] = {}
-    outcome = {"trained": 0, "skipped": 0}  # steps of this invocation
     explored = ExploredTotals()
 
-    def finish_step(step: int, result: StepResult) -> None:
-        """What follows a trained step: the weight sync, the checkpoint, the report."""
-        nonlocal trained, last
-        metrics = {"step": step, **result.metrics}
-        trained = step
-        outcome["trained"] += 1
-        outcome["skipped"] += result.skipped
-        if not result.skipped and trainer.global_step % sync.sync_interval == 0:
-            reporter.phase("syncing weights")
-            synced = time.monotonic()
-            sync_in_process(trainer, explorer.engine)
-            metrics[TRAIN_SYNC_TIME] = time.monotonic() - synced
-        save_every = cfg.checkpoint.save_interval
-        if save_every and trained % save_every == 0:
-            reporter.phase("saving checkpoint")
-            save_run_checkpoint(session, trainer, trained)
-        reporter.step_done(metrics)
-        last = metrics
-
     def train_until(limit: int) -> None:
-        while trained < limit:
-            step = trained + 1
-            reporter.phase(f"training step {step}")
-            finish_step(step, _train_on(session, trainer, step, demos))
+        while loop.trained < limit:
+            step = loop.trained + 1
+            loop.train_step(step, storage.read_batch(step))
 
     async def explore_while_training() -> Any:
         """Explore the next step; with ``synchronizer.overlap``, train the step that is
         due meanwhile (in a worker thread: the trainer's ranks or its torch kernels
         work while the engine samples) and sync only once both are done."""
-        if not sync.overlap or trained + 1 > cursor.step + 1 - sync.sync_offset:
+        if not sync.overlap or loop.trained + 1 > cursor.step + 1 - sync.sync_offset:
             return await explorer.explore_step(cursor)
-        step = trained + 1
+        step = loop.trained + 1
         exps = storage.read_batch(step)
-        batch_demos = demos.batch(step) if demos is not None else None
-        training = asyncio.to_thread(
-            lambda: (
-                trainer.train_step(exps, demonstrations=batch_demos) if exps else StepResult.skip()
-            )
-        )
+        training = asyncio.to_thread(loop.train, step, exps, progress=False)
         out, result = await asyncio.gather(explorer.explore_step(cursor), training)
-        finish_step(step, result)
+        loop.finish_step(step, result)
         return out
 
-    try:
+    async def explore_and_train() -> None:
         train_until(cursor.step - sync.sync_offset)  # catch up on steps stored before a restart
         while True:
             out = await explore_while_training()
@@ -262,23 +213,19 @@ async def run_both(session: RunSession) -> dict[str, Any]:
             if cfg.explorer.eval_interval and out.step % cfg.explorer.eval_interval == 0:
                 await evaluate(out.step)
         train_until(cursor.step)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        # Ctrl-C / SIGTERM: the step in flight is abandoned (nothing of it was
-        # stored); what was trained is saved, so the same command resumes here
-        reporter.finish()
-        save_run_checkpoint(session, trainer, trained)
-        raise RunInterrupted(trained) from None
-    _refuse_if_nothing_trained(cfg, outcome["trained"], outcome["skipped"], explored)
-    if trainer.model_version != explorer.engine.model_version:
-        reporter.phase("syncing weights")
-        sync_in_process(trainer, explorer.engine)  # the final policy is what gets evaluated
-    save_run_checkpoint(session, trainer, trained)
+
+    # Ctrl-C / SIGTERM: the step in flight is abandoned (nothing of it was stored);
+    # what was trained is saved, so the same command resumes here
+    await loop.run(explore_and_train())
+    _refuse_if_nothing_trained(cfg, loop.steps, loop.skipped, explored)
+    loop.sync_engine()  # the final policy is what gets evaluated
+    loop.save()
     if evaluated is not None and evaluated[0] == (cursor.step, trainer.model_version):
         final = evaluated[1]  # this policy was just evaluated at this step
     else:
         final = await evaluate(cursor.step)
     reporter.finish()
-    return {**last, **final, "steps": cursor.step}
+    return {**loop.last, **final, "steps": cursor.step}
 
 
 async def run_explore(session: RunSession) -> dict[str, Any]:
@@ -350,43 +297,33 @@ async def run_train(session: RunSession, poll_seconds: float = 0.25) -> dict[str
     cfg = session.cfg
     started = time.time()
     planned = _planned_steps(session)
-    trainer, trained = make_trainer(session)
-    demos = load_aux_demonstrations(session)
-    session.reporter.plan(planned, trained)
-    last: dict[str, Any] = {}
-    try:
+    save_every = cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval
+    loop = TrainingLoop(
+        session,
+        checkpoint_every=min(cfg.synchronizer.sync_interval, save_every),
+        demos=load_aux_demonstrations(session),
+    )
+    session.reporter.plan(planned, loop.trained)
+
+    async def train_stored_steps() -> None:
         while True:
             stored = session.storage.read_state("explorer") or {}
             available = int(stored.get("step", 0))
-            if trained < available:
-                step = trained + 1
-                session.reporter.phase(f"training step {step}")
-                last = {"step": step, **_train_on(session, trainer, step, demos).metrics}
-                trained = step
-                every = min(
-                    cfg.synchronizer.sync_interval,
-                    cfg.checkpoint.save_interval or cfg.synchronizer.sync_interval,
-                )
-                if trained % every == 0:
-                    session.reporter.phase("saving checkpoint")
-                    save_run_checkpoint(session, trainer, trained)
-                session.reporter.step_done(last)
+            if loop.trained < available:
+                step = loop.trained + 1
+                loop.train_step(step, session.storage.read_batch(step))
                 continue
-            if trained >= planned or _explorer_finished(
+            if loop.trained >= planned or _explorer_finished(
                 session.storage.read_state(EXPLORER_DONE), available, started
             ):
-                break
-            session.reporter.phase(f"waiting for the explorer to store step {trained + 1}")
+                return
+            session.reporter.phase(f"waiting for the explorer to store step {loop.trained + 1}")
             await asyncio.sleep(poll_seconds)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        session.reporter.finish()
-        save_run_checkpoint(
-            session, trainer, trained
-        )  # the step in flight is trained again on resume
-        raise RunInterrupted(trained) from None
-    save_run_checkpoint(session, trainer, trained)
+
+    await loop.run(train_stored_steps())
+    loop.save()
     session.reporter.finish()
-    return {**last, "steps": trained}
+    return {**loop.last, "steps": loop.trained}
 
 
 async def run_bench(session: RunSession) -> dict[str, Any]:

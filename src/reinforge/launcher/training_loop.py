@@ -1,0 +1,121 @@
+"""One training loop for every mode that trains: ``both``, ``train`` and ``sft``.
+
+The modes differ only in where a step's experiences come from (explored in this
+process, stored by an ``explore`` process, demonstrations) and in what a trained step
+does to the engine; what follows a trained step (the weight sync when due, the
+checkpoint when due, the report), what a Ctrl-C saves, and the final checkpoint are
+the same for all and live here once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from reinforge.buffer.sft_batches import SftBatches
+from reinforge.core import Experience
+from reinforge.core.metric_names import TRAIN_SYNC_TIME
+from reinforge.launcher.run_trainer import RunInterrupted, make_trainer, save_run_checkpoint
+from reinforge.launcher.session import RunSession
+from reinforge.trainer.step_result import StepResult
+from reinforge.trainer.weight_sync import sync_in_process
+
+logger = logging.getLogger(__name__)
+
+
+class TrainingLoop:
+    """The run's trainer (restored from its checkpoints) and what follows each step.
+
+    ``sync_every``: trained steps between weight syncs into the engine of this process
+    (0: the mode syncs only when it evaluates). ``checkpoint_every``: trained steps
+    between checkpoints (0: only at the end and on an interrupt). ``demos``: the
+    ``trainer.sft_aux`` demonstrations trained beside each step's experiences.
+    """
+
+    def __init__(
+        self,
+        session: RunSession,
+        *,
+        sync_every: int = 0,
+        checkpoint_every: int = 0,
+        demos: SftBatches | None = None,
+    ) -> None:
+        self.session = session
+        self.trainer, self.trained = make_trainer(session)
+        self.sync_every = sync_every
+        self.checkpoint_every = checkpoint_every
+        self.demos = demos
+        self.last: dict[str, Any] = {}  # the metrics of the last trained step
+        self.steps = 0  # steps trained by this invocation...
+        self.skipped = 0  # ...and how many of them the trainer skipped
+
+    @property
+    def engine(self) -> Any:
+        return self.session.explorer.engine
+
+    def train(self, step: int, exps: list[Experience], *, progress: bool = True) -> StepResult:
+        """Train stored step ``step`` on ``exps`` (none: the step is skipped).
+        ``progress``: report micro-batches (not from a worker thread)."""
+        if not exps:
+            logger.warning("step %d has no stored experiences; training skipped", step)
+            return StepResult.skip()
+        reporter = self.session.reporter
+        ranks = getattr(self.trainer, "world_size", 1)
+        label = f"training step {step}" + (f" on {ranks} ranks" if ranks > 1 else "")
+        return self.trainer.train_step(
+            exps,
+            on_micro_batch=(lambda k, n: reporter.phase(f"{label}: micro-batch", k, n))
+            if progress
+            else None,
+            demonstrations=self.demos.batch(step) if self.demos is not None else None,
+        )
+
+    def finish_step(self, step: int, result: StepResult) -> dict[str, Any]:
+        """What follows a trained step: the weight sync and the checkpoint when due, the report."""
+        reporter = self.session.reporter
+        metrics = {"step": step, **result.metrics}
+        self.trained = step
+        self.steps += 1
+        self.skipped += result.skipped
+        if (
+            self.sync_every
+            and not result.skipped
+            and self.trainer.global_step % self.sync_every == 0
+        ):
+            reporter.phase("syncing weights")
+            started = time.monotonic()
+            sync_in_process(self.trainer, self.engine)
+            metrics[TRAIN_SYNC_TIME] = time.monotonic() - started
+        if self.checkpoint_every and step % self.checkpoint_every == 0:
+            reporter.phase("saving checkpoint")
+            save_run_checkpoint(self.session, self.trainer, step)
+        reporter.step_done(metrics)
+        self.last = metrics
+        return metrics
+
+    def train_step(self, step: int, exps: list[Experience]) -> dict[str, Any]:
+        """Train step ``step`` and finish it; returns its metrics."""
+        self.session.reporter.phase(f"training step {step}")
+        return self.finish_step(step, self.train(step, exps))
+
+    def sync_engine(self) -> None:
+        """Bring the engine to the trainer's weights, if it is behind."""
+        if self.trainer.model_version != self.engine.model_version:
+            self.session.reporter.phase("syncing weights")
+            sync_in_process(self.trainer, self.engine)
+
+    def save(self) -> None:
+        save_run_checkpoint(self.session, self.trainer, self.trained)
+
+    async def run(self, body: Awaitable[Any]) -> Any:
+        """Await the mode's loop; on Ctrl-C or SIGTERM save what was trained (the step
+        in flight is trained again on resume) and raise ``RunInterrupted``."""
+        try:
+            return await body
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            self.session.reporter.finish()
+            self.save()
+            raise RunInterrupted(self.trained) from None
