@@ -134,7 +134,29 @@ UNITS = (
 _NUMBER_WORDS = {
     word: value
     for value, word in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
     )
 }
 
@@ -255,16 +277,16 @@ def remove_right_units(text: str) -> str:
 # -- comparing --------------------------------------------------------------------
 
 
-def is_equiv(first: str | None, second: str | None, verbose: bool = False) -> bool:
+def is_equiv(str1: str | None, str2: str | None, verbose: bool = False) -> bool:
     """Equal after :func:`strip_string` (two Nones are equal, one None is not)."""
-    if first is None and second is None:
+    if str1 is None and str2 is None:
         return True
-    if first is None or second is None:
+    if str1 is None or str2 is None:
         return False
     try:
-        return strip_string(first) == strip_string(second)
+        return strip_string(str1) == strip_string(str2)
     except Exception:
-        return first == second
+        return str1 == str2
 
 
 def _as_number(text: str) -> float | None:
@@ -321,10 +343,10 @@ def verify_math_answer(response: str, ground_truth: Any) -> tuple[float, dict[st
     return (1.0 if correct else 0.0), details
 
 
-def compute_boxed_score(solution: str, ground_truth: str) -> float:
+def compute_boxed_score(solution_str: str, ground_truth: str) -> float:
     """Trinity-RFT's ``eval_utils.compute_score``: 1.0 when the response's last box equals
     the ground truth (its own box's content, when it has one) under :func:`is_equiv`."""
-    answer = extract_boxed_answer(solution)
+    answer = extract_boxed_answer(solution_str)
     if answer is None:
         return 0.0
     boxed_truth = extract_boxed_answer(ground_truth)

@@ -23,38 +23,38 @@ def _last_answer(text: str) -> str | None:
     return found[-1].strip() if found else None
 
 
-def extract_solution(solution: str) -> str | None:
+def extract_solution(solution_str: str) -> str | None:
     """Trinity-RFT's form: the last ``<answer>...</answer>`` on the reply's last line."""
-    return _last_answer(solution.split("\n")[-1])
+    return _last_answer(solution_str.split("\n")[-1])
 
 
-def extract_solution_after_assistant(solution: str) -> str | None:
+def extract_solution_after_assistant(solution_str: str) -> str | None:
     """rLLM's form: the last ``<answer>...</answer>`` after the first ``Assistant:`` (or
     ``<|im_start|>assistant``), anywhere in the text."""
     for marker in ("Assistant:", "<|im_start|>assistant"):
-        if marker in solution:
-            solution = solution.split(marker, 1)[1]
+        if marker in solution_str:
+            solution_str = solution_str.split(marker, 1)[1]
             break
-    return _last_answer(solution)
+    return _last_answer(solution_str)
 
 
-def validate_equation(equation: str, available_numbers: Iterable[Any]) -> bool:
-    """Whether the integers written in ``equation`` are exactly ``available_numbers``
+def validate_equation(equation_str: str, available_numbers: Iterable[Any]) -> bool:
+    """Whether the integers written in ``equation_str`` are exactly ``available_numbers``
     (each once, any order)."""
     try:
-        used = sorted(int(n) for n in re.findall(r"\d+", equation))
+        used = sorted(int(n) for n in re.findall(r"\d+", equation_str))
         return used == sorted(int(n) for n in available_numbers)
     except (TypeError, ValueError):
         return False
 
 
-def evaluate_equation(equation: str) -> float | None:
+def evaluate_equation(equation_str: str) -> float | None:
     """The value of an arithmetic expression of integers, ``+ - * /`` and parentheses;
     None for anything else (or a division by zero)."""
-    if not re.fullmatch(r"[\d+\-*/().\s]+", equation or ""):
+    if not re.fullmatch(r"[\d+\-*/().\s]+", equation_str or ""):
         return None
     try:
-        value, _ = _exact_value(equation)
+        value, _ = _exact_value(equation_str)
     except InvalidEquationError:
         return None
     return float(value)

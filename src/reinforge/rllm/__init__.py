@@ -28,6 +28,10 @@ __all__ = [
     "rollout",
 ]
 
+#: this module's namespace, taken now: the submodule ``reinforge.rllm.globals`` (rLLM's
+#: ``rllm.globals``), once imported, is bound here as ``globals`` and hides the builtin
+_NAMESPACE = globals()
+
 #: name -> the module that defines it
 _HOMES = {
     "rollout": "reinforge.rllm.eval.rollout_decorator",
@@ -48,9 +52,9 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
+    _NAMESPACE[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*_NAMESPACE, *__all__})
