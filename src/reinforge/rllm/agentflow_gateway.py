@@ -2,11 +2,11 @@
 
 An rLLM 0.3 flow builds its own client, ``AsyncOpenAI(base_url=config.base_url,
 api_key="EMPTY")``, so reinforge cannot hand it a client object; it hands it a URL.
-This module serves the OpenAI API of the rollout model (reinforge's ``OpenAIService``
-and HTTP app, the ones behind ``reinforge serve`` and the black-box agent's recording
-endpoint) on one loopback port per process, and gives each rollout a session of its
-own under ``/sessions/<key>/v1``. The key in the path picks the session, whatever
-``api_key`` the flow sends.
+Each rollout gets a session on the recording server the black-box agents use
+(``models/openai_api/recording.py``: one loopback port per process, reinforge's
+``OpenAIService`` and HTTP app, the ones behind ``reinforge serve``), named by its URL,
+``/sessions/<key>/v1``: the key in the path picks the session, whatever ``api_key``
+the flow sends.
 
 Each session answers through a ``RecordingModel``: the rollout's ``ModelWrapper``,
 with the taskset's sampling settings applied to every call (what the flow passes
@@ -20,8 +20,6 @@ used, so ``enable_history`` may stay off.
 from __future__ import annotations
 
 import copy
-import re
-import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reinforge.core.model_output import ModelOutput
+from reinforge.models.openai_api.recording import recording_server
 from reinforge.models.openai_api.service import OpenAIService
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
 
 __all__ = ["AgentFlowGateway", "GatewaySession", "RecordedCall", "RecordingModel", "gateway"]
 
-SESSION_PREFIX = "/sessions/"
 #: distinct seeds for the calls of one rollout: call k of rollout r samples with
 #: ``seed + SEED_STRIDE * r + k``
 SEED_STRIDE = 100_003
@@ -120,44 +118,8 @@ class GatewaySession:
         return list(self.recorder.calls)
 
 
-class _SessionPaths:
-    """ASGI middleware: ``/sessions/<key>/v1/...`` is ``/v1/...`` with the bearer key
-    ``<key>``, so the session is named by the URL a flow was given."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        path = scope.get("path", "") if scope.get("type") == "http" else ""
-        if path.startswith(SESSION_PREFIX):
-            key, _, rest = path[len(SESSION_PREFIX) :].partition("/")
-            if key:
-                scope = dict(scope)
-                scope["path"] = "/" + rest
-                scope["raw_path"] = scope["path"].encode()
-                headers = [(k, v) for k, v in scope.get("headers", []) if k != b"authorization"]
-                scope["headers"] = [*headers, (b"authorization", b"Bearer " + key.encode())]
-        await self.app(scope, receive, send)
-
-
 class AgentFlowGateway:
-    """A loopback HTTP server (started on first use) serving every open session."""
-
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self._services: dict[str, OpenAIService] = {}
-        self._lock = threading.Lock()
-        self._server: Any = None
-
-    def url(self) -> str:
-        """``http://host:port`` of the server, starting it if needed."""
-        with self._lock:
-            if self._server is None:
-                from reinforge.models.openai_api.server import ServerThread, create_app
-
-                app = create_app(None, service_for_key=self._services.get, bind_host=self.host)
-                self._server = ServerThread(_SessionPaths(app), host=self.host).start()  # type: ignore[arg-type]
-            return self._server.url
+    """Sessions on this process's recording server (``models/openai_api/recording.py``)."""
 
     @contextmanager
     def session(
@@ -165,31 +127,13 @@ class AgentFlowGateway:
     ) -> Iterator[GatewaySession]:
         """A session answering with ``model`` until the block ends (then its URL gives 401)."""
         recorder = RecordingModel(model, enforced)
-        service = OpenAIService(recorder)  # type: ignore[arg-type]
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:60]
-        key = f"{slug}-{secrets.token_urlsafe(12)}" if slug else secrets.token_urlsafe(12)
-        base = self.url()
-        self._services[key] = service
-        try:
-            yield GatewaySession(f"{base}{SESSION_PREFIX}{key}/v1", service.served_name, recorder)
-        finally:
-            self._services.pop(key, None)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._server is not None:
-                self._server.stop()
-                self._server = None
+        with recording_server().open(OpenAIService(recorder), label) as endpoint:  # type: ignore[arg-type]
+            yield GatewaySession(endpoint.session_url, endpoint.model, recorder)
 
 
-_shared: AgentFlowGateway | None = None
-_shared_lock = threading.Lock()
+_shared = AgentFlowGateway()
 
 
 def gateway() -> AgentFlowGateway:
-    """This process's gateway (created on first use)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = AgentFlowGateway()
-        return _shared
+    """This process's gateway."""
+    return _shared

@@ -89,3 +89,20 @@ def test_an_agent_in_a_subprocess_reads_the_endpoint_from_its_environment() -> N
     assert done.stdout.strip() == "It is 42."
     (turn,) = model.extract_experience_from_history()
     assert "It is 42." in model.tokenizer.decode(turn.tokens[turn.prompt_length :].tolist())
+
+
+def test_the_session_url_names_the_endpoint_whatever_key_the_agent_sends() -> None:
+    model = wrapper()
+    with model.agent_endpoint("flow") as endpoint:
+        assert endpoint.session_url.endswith(f"/sessions/{endpoint.api_key}/v1")
+        client = openai.OpenAI(base_url=endpoint.session_url, api_key="EMPTY", max_retries=0)
+        answer = client.chat.completions.create(
+            model=endpoint.model, messages=[{"role": "user", "content": "What is 6 x 7?"}]
+        )
+        assert answer.choices[0].message.content == "It is 42."
+    (recorded,) = model.extract_experience_from_history()
+    assert "It is 42." in model.tokenizer.decode(recorded.tokens.tolist())
+    with pytest.raises(openai.AuthenticationError):  # closed: the path's key is gone
+        client.chat.completions.create(
+            model=endpoint.model, messages=[{"role": "user", "content": "hi"}]
+        )

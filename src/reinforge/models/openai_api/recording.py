@@ -12,6 +12,9 @@ was recorded.
 
 One HTTP server per process serves every open key (started on first use, on a free
 loopback port); keys are random, prefixed with the label so logs say whose call it was.
+An agent that sends a fixed ``api_key`` (rLLM's flows send ``"EMPTY"``) is given
+``AgentEndpoint.session_url`` instead, ``/sessions/<key>/v1``: the key in the path
+picks the service, whatever key the request carries.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reinforge.models.openai_api.server import ServerThread
     from reinforge.models.openai_api.service import OpenAIService
+
+
+SESSION_PREFIX = "/sessions/"
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,11 @@ class AgentEndpoint:
     api_key: str
     model: str
 
+    @property
+    def session_url(self) -> str:
+        """A ``base_url`` that names this endpoint by itself (any ``api_key`` works)."""
+        return f"{self.base_url.removesuffix('/v1')}{SESSION_PREFIX}{self.api_key}/v1"
+
     def env(self) -> dict[str, str]:
         """The environment variables the ``openai`` SDK reads, plus ``OPENAI_MODEL``."""
         return {
@@ -45,6 +56,26 @@ class AgentEndpoint:
             "OPENAI_API_KEY": self.api_key,
             "OPENAI_MODEL": self.model,
         }
+
+
+class _SessionPaths:
+    """ASGI middleware: ``/sessions/<key>/v1/...`` is ``/v1/...`` with the bearer key
+    ``<key>``, so an endpoint can be named by its URL alone."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        if path.startswith(SESSION_PREFIX):
+            key, _, rest = path[len(SESSION_PREFIX) :].partition("/")
+            if key:
+                scope = dict(scope)
+                scope["path"] = "/" + rest
+                scope["raw_path"] = scope["path"].encode()
+                headers = [(k, v) for k, v in scope.get("headers", []) if k != b"authorization"]
+                scope["headers"] = [*headers, (b"authorization", b"Bearer " + key.encode())]
+        await self.app(scope, receive, send)
 
 
 class RecordingServer:
@@ -62,7 +93,7 @@ class RecordingServer:
                 from reinforge.models.openai_api.server import ServerThread, create_app
 
                 app = create_app(None, service_for_key=self._services.get, bind_host=self.host)
-                self._server = ServerThread(app, host=self.host).start()
+                self._server = ServerThread(_SessionPaths(app), host=self.host).start()  # type: ignore[arg-type]
             return self._server.url
 
     @contextmanager

@@ -5,8 +5,7 @@ the environments wing and load on first use, so importing this module does not i
 gymnasium, TextWorld or ScienceWorld.
 """
 
-from typing import TYPE_CHECKING
-
+import reinforge.envs
 from reinforge.core import Experience, Task
 from reinforge.core.lazy_exports import lazy_exports
 from reinforge.models import ModelWrapper
@@ -91,34 +90,6 @@ __all__ = [
     "Workflow",
 ]
 
-_ENV_EXPORTS = {
-    name: "reinforge.envs"
-    for name in (
-        "AlfworldWorkflow",
-        "EmailSearchWorkflow",
-        "FrozenLakeWorkflow",
-        "RAFTAlfworldWorkflow",
-        "RAFTReflectAlfworldWorkflow",
-        "SciWorldWorkflow",
-        "StepWiseAlfworldWorkflow",
-        "StepWiseFrozenLakeWorkflow",
-        "StepWiseWebShopWorkflow",
-        "WebShopWorkflow",
-    )
-}
-
-if TYPE_CHECKING:
-    from reinforge.envs import (
-        AlfworldWorkflow,
-        EmailSearchWorkflow,
-        FrozenLakeWorkflow,
-        RAFTAlfworldWorkflow,
-        RAFTReflectAlfworldWorkflow,
-        SciWorldWorkflow,
-        StepWiseAlfworldWorkflow,
-        StepWiseFrozenLakeWorkflow,
-        StepWiseWebShopWorkflow,
-        WebShopWorkflow,
-    )
+_ENV_EXPORTS = dict.fromkeys(reinforge.envs.__all__, "reinforge.envs")
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _ENV_EXPORTS)
