@@ -49,3 +49,28 @@ def test_the_warning_names_any_parser(caplog, parser) -> None:
     (record,) = caplog.records
     assert "IndexError" in record.getMessage()
     assert parser.__qualname__ in record.getMessage()
+
+
+def test_a_parser_compares_off_the_main_thread_as_explore_calls_it() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from math_verify import parse
+
+    reward = TrinityAccuracyReward(answer_parser=parse)
+    with ThreadPoolExecutor(1) as pool:  # the runners call rewards in worker threads
+        right = pool.submit(reward, response="So $x = \\frac{1}{2}$", truth="$0.5$").result()
+        wrong = pool.submit(reward, response="So $x = 3$", truth="$0.5$").result()
+    assert right == {"accuracy": 1.0} and wrong == {"accuracy": 0.0}
+
+
+def test_trinitys_math_reward_scores_in_a_worker_thread() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reinforge.trinity.common.rewards import MathRewardFn
+
+    reward = MathRewardFn()
+    with ThreadPoolExecutor(1) as pool:
+        scored = pool.submit(
+            reward, response="<think>2+2</think> <answer>4</answer>", truth="4"
+        ).result()
+    assert scored["accuracy"] == 1.0

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from math_verify import verify
+from math_verify import parse, verify
 
 from reinforge.rewards.math_check import match_score, parse_answer
 from reinforge.rewards.reward_fn import RewardFn
@@ -42,6 +43,8 @@ class TrinityAccuracyReward(RewardFn):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if answer_parser is parse:  # its signal-based timeout fails in the runners' threads
+            answer_parser = partial(parse, parsing_timeout=None)
         self.answer_parser = answer_parser
         self.timeout = timeout
 
@@ -60,7 +63,9 @@ class TrinityAccuracyReward(RewardFn):
         try:
             expected, given = self.answer_parser(str(truth)), self.answer_parser(response)
             step = f"comparing the answers answer_parser {parser} gave"
-            score = float(verify(expected, given))
+            # no signal-based timeout: off the main thread math-verify refuses one (the
+            # reward worker pool bounds the call instead)
+            score = float(verify(expected, given, timeout_seconds=None))
         except Exception as exc:  # a parser or a comparison failing is a wrong answer
             logger.warning(
                 "%s raised %s: %s (truth %r, response %r); the response scores 0",
