@@ -108,3 +108,94 @@ def test_example_trains_two_steps_on_the_tiny_model(
         # discounted return, so the step level has advantages even with flat rewards
         assert all("train/anchor/group_count" in r for r in trained)
     assert_run_trained(run_dir, tiny_model_path, 2)
+
+
+# ---- the warm start: demonstrations, sft.yaml, then RL from its checkpoint -------------------
+
+
+def _load_make_data():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("webshop_make_data", EXAMPLE / "make_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_make_data_reproduces_the_shipped_files(tmp_path: Path) -> None:
+    _load_make_data().main(["--out", str(tmp_path)])
+    for name in ("train.jsonl", "test.jsonl", "demonstrations.jsonl"):
+        assert (tmp_path / name).read_bytes() == (EXAMPLE / "data" / name).read_bytes(), name
+    assert (EXAMPLE / "data" / "demonstrations.jsonl").stat().st_size < 500_000
+
+
+def test_demonstrations_are_oracle_episodes_on_goals_no_taskset_holds() -> None:
+    from reinforge.envs.webshop import Catalogue
+    from reinforge.envs.webshop.prompts import parse_action, system_prompt
+
+    catalogue = Catalogue.default()
+    held = {
+        catalogue.goal(json.loads(line)["session_id"])["instruction_text"]
+        for name in ("train.jsonl", "test.jsonl")
+        for line in (EXAMPLE / "data" / name).read_text().splitlines()
+    }
+    test_asins = {
+        catalogue.goal(json.loads(line)["session_id"])["asin"]
+        for line in (EXAMPLE / "data" / "test.jsonl").read_text().splitlines()
+    }
+    rows = [
+        json.loads(x) for x in (EXAMPLE / "data" / "demonstrations.jsonl").read_text().splitlines()
+    ]
+    assert 64 <= len(rows) <= 128
+    for row in rows:
+        messages = row["messages"]
+        assert messages[0] == {"role": "system", "content": system_prompt(6)}
+        instruction = messages[1]["content"].split("Instruction:\n", 1)[1].split("\n", 1)[0]
+        assert instruction not in held
+        replies = [parse_action(m["content"]) for m in messages if m["role"] == "assistant"]
+        assert replies[0].startswith("search[") and replies[-1] == "click[Buy Now]"
+        opened = [a[len("click[") : -1] for a in replies if a.startswith("click[B0")]
+        assert len(opened) == 1 and opened[0] not in test_asins
+
+
+def test_sft_then_rl_from_the_checkpoint_on_the_tiny_model(
+    tmp_path: Path, tiny_model_path: Path, varying_reward, assert_run_trained
+) -> None:
+    """The WebShop warm start in miniature: sft.yaml trains one step on the
+    demonstrations and checkpoints, and grpo_from_sft.yaml starts from that checkpoint
+    (model.init_from) and trains one step on nonzero advantages (the tiny model never
+    buys: its runs are scored by ``sampled_token_reward``)."""
+    import torch
+    from safetensors.torch import load_file
+
+    def weights(folder: Path) -> dict:
+        return {k: v for f in sorted(folder.glob("*.safetensors")) for k, v in load_file(f).items()}
+
+    sft_dir, rl_dir = tmp_path / "sft", tmp_path / "rl"
+    tiny = ["model.model_path=tiny-random-smollm2", "buffer.total_steps=1"]
+    _cli("sft", sft_dir, "run", [
+        *tiny, "buffer.explorer_input.eval_tasksets=[]", "buffer.batch_size=2",
+        "trainer.micro_batch_size=2", "checkpoint.save_interval=1",
+    ])  # fmt: skip
+    sft_model = sft_dir / "checkpoints" / "step_1" / "model"
+    rows = [json.loads(x) for x in (sft_dir / "metrics.jsonl").read_text().splitlines()]
+    (row,) = [r for r in rows if "train/sft/loss" in r]
+    assert row["step"] == 1 and row["train/sft/loss"] > 0
+    before, after = weights(tiny_model_path), weights(sft_model)
+    assert before and any(not torch.equal(v, after[k]) for k, v in before.items())
+
+    args = ["run", "-c", str(EXAMPLE / "grpo_from_sft.yaml"), "--run-dir", str(rl_dir)]
+    for item in [
+        *tiny, "buffer.explorer_input.eval_tasksets=[]", f"model.init_from={sft_dir}",
+        "buffer.batch_size=1", "buffer.explorer_input.taskset.repeat_times=2",
+        "buffer.explorer_input.taskset.workflow_args.max_env_steps=2",
+        "model.max_response_tokens=8", "model.hf.batch_window_ms=2",
+        "trainer.lr=1.0e-3", "checkpoint.save_interval=1", "monitor.progress=false",
+        "monitor.tensorboard=false", *varying_reward,
+    ]:  # fmt: skip
+        args += ["--set", item]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, (result.exception, result.output[-3000:])
+    started = f"starting from the weights of {sft_dir / 'checkpoints' / 'step_1'}"
+    assert started in " ".join(result.output.split())
+    assert_run_trained(rl_dir, sft_model, 1)
