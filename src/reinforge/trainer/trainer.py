@@ -62,6 +62,7 @@ from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
+from reinforge.trainer.micro_batches import split_micro_batches
 from reinforge.trainer.old_logprobs import (
     compared_tokens,
     old_logprobs,
@@ -274,7 +275,7 @@ class Trainer:
                 self._ref_logprobs(self._empty_batch())  # pair up the sharded forwards
         needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
         own = torch.tensor(trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed))
-        own_rows = list(own.split(self.cfg.micro_batch_size))
+        own_rows = list(own.split([len(mb) for mb in every]))
         demos = self._demonstration_batches(demonstrations)
         return PreparedStep(
             experiences=exps,
@@ -344,9 +345,7 @@ class Trainer:
         return ADVANTAGE_FNS.get(spec.advantage_fn)(exps, **args)
 
     def _micro_batches(self, exps: list[Experience]) -> Iterator[list[Experience]]:
-        size = self.cfg.micro_batch_size
-        for i in range(0, len(exps), size):
-            yield exps[i : i + size]
+        return split_micro_batches(exps, self.cfg.micro_batch_size, self.cfg.micro_batch_tokens)
 
     # ---- update ----------------------------------------------------------------------
 

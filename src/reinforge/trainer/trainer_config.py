@@ -56,6 +56,14 @@ class TrainerConfig(StrictModel):
     warmup_steps: int = Field(0, ge=0)
     max_grad_norm: float | None = Field(1.0, gt=0)
     micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward pass")
+    micro_batch_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="at most this many padded tokens (rows x longest row) per "
+        "forward/backward pass as well: long rows (multi-turn conversations) then come "
+        "fewer to a micro-batch, so activation memory follows the tokens, not the row "
+        "count; a longer row is a micro-batch of its own. None: micro_batch_size alone",
+    )
     update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     dtype: Literal["float32", "bfloat16"] = "float32"
