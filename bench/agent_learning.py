@@ -1,0 +1,330 @@
+"""Do multi-step agents learn? Base model, SFT warm start, then each RL algorithm from
+that warm start, over seeds, on an environment's held-out tasks.
+
+    .venv/bin/python bench/agent_learning.py --env frozen_lake [--seeds 3] [--rl-steps 8]
+        [--sft-steps 6] [--eval-games 64] [--model smollm2-135m-instruct] [--out DIR]
+
+For each seed it runs (``reinforge run``, one process each unless ``--in-process``):
+
+1. the example's ``sft.yaml`` with ``--sft-steps`` steps, evaluated before (the **base**
+   model) and after (the **warm start**) on the held-out tasks;
+2. from that checkpoint (``model.init_from``), each algorithm of ``--algorithms``
+   (default ``multi_step_grpo`` and ``gigpo``) for ``--rl-steps`` steps, both on the
+   environment's step-wise workflow with the same tasks per step, the same rollouts
+   per task and the same seed, evaluated every ``--eval-every`` steps. Only the
+   algorithm differs: ``multi_step_grpo`` gives every step of a run its episode's
+   group-normalised outcome; ``gigpo`` adds a step-level advantage among steps
+   taken from the same state. No reward filter, so both see the same groups.
+
+Held-out success is the eval taskset's ``workflow/success/mean`` (the episode workflow,
+as the example's sft.yaml evaluates it) on ``--eval-games`` games. It prints, per
+stage, the mean over seeds with its 95% t-interval (``seed_stats.interval``), the
+paired ``gigpo - multi_step_grpo`` difference of the final held-out success with its
+interval, each run's wall time and peak RSS (the run's process, from ``os.wait4``;
+with ``--in-process`` this process's high-water mark so far), and writes
+``results.json`` and ``curves.png`` (held-out success vs RL step, mean over seeds)
+into ``--out``. Run folders live under ``--out`` too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import seed_stats  # noqa: E402  (bench/seed_stats.py, beside this script)
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Where an environment's example lives and how its step-wise RL runs."""
+
+    example: Path
+    sft: str  # the warm start's config in the example folder
+    rl: str  # the RL config the algorithms start from (has an eval taskset)
+    step_wise_workflow: str
+    eval_name: str  # the eval taskset's name in both configs
+    rl_overrides: tuple[str, ...] = ()
+
+
+ENVS: dict[str, EnvSpec] = {
+    "frozen_lake": EnvSpec(
+        example=ROOT / "examples" / "frozen_lake",
+        sft="sft.yaml",
+        rl="grpo.yaml",
+        step_wise_workflow="step_wise_frozen_lake_workflow",
+        eval_name="frozen-lake-test",
+    ),
+    "webshop": EnvSpec(
+        example=ROOT / "examples" / "webshop",
+        sft="sft.yaml",
+        rl="grpo_from_sft.yaml",
+        step_wise_workflow="step_wise_webshop_workflow",
+        eval_name="webshop-test",
+    ),
+}
+BASELINE, CANDIDATE = "multi_step_grpo", "gigpo"
+QUIET = ("monitor.progress=false", "monitor.tensorboard=false", "monitor.plot=false")
+
+
+@dataclass
+class Run:
+    """One ``reinforge run``: what it was, how long it took, what it used, its evals."""
+
+    name: str
+    seed: int
+    wall_s: float
+    peak_rss_mb: float
+    evals: list[tuple[int, float]] = field(default_factory=list)  # (step, success)
+
+
+# ---- statistics -------------------------------------------------------------------------
+
+
+def summary(values: list[float]) -> dict[str, Any]:
+    """Mean and 95% t-interval over seeds (``seed_stats.interval``), with the values."""
+    out = asdict(seed_stats.interval(values))
+    out["values"] = list(values)
+    return out
+
+
+def paired_difference(candidate: list[float], baseline: list[float]) -> dict[str, Any]:
+    """``candidate - baseline`` seed by seed, summarised as ``summary``."""
+    if len(candidate) != len(baseline):
+        raise ValueError(f"{len(candidate)} candidate seeds against {len(baseline)} baseline")
+    return summary([c - b for c, b in zip(candidate, baseline, strict=True)])
+
+
+def mean_curve(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float, int]]:
+    """``(step, mean success, seeds)`` at every step any curve has, steps ascending."""
+    at: dict[int, list[float]] = {}
+    for curve in curves:
+        for step, value in curve:
+            at.setdefault(step, []).append(value)
+    return [(s, sum(v) / len(v), len(v)) for s, v in sorted(at.items())]
+
+
+def fmt(summary_row: dict[str, Any], signed: bool = False) -> str:
+    return seed_stats.Interval(
+        summary_row["mean"], summary_row["low"], summary_row["high"], summary_row["n"]
+    ).format(signed=signed)
+
+
+# ---- running ----------------------------------------------------------------------------
+
+
+def evals_of(run_dir: Path, eval_name: str) -> list[tuple[int, float]]:
+    """``(step, held-out success)`` of every eval row in the run's metrics.jsonl."""
+    key = f"eval/{eval_name}/workflow/success/mean"
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
+    return [(int(r["step"]), float(r[key])) for r in rows if key in r]
+
+
+def reinforge_run(
+    config: Path, run_dir: Path, overrides: list[str], in_process: bool
+) -> tuple[float, float]:
+    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MB)``."""
+    args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
+    for item in [*overrides, *QUIET]:
+        args += ["--set", item]
+    start = time.perf_counter()
+    if in_process:
+        from reinforge.cli.main import app
+
+        code = app(args, standalone_mode=False)
+        wall = time.perf_counter() - start
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if code:
+            raise SystemExit(f"reinforge {' '.join(args)} exited with {code}")
+        return wall, peak_kb / 1024
+    log = run_dir.parent / f"{run_dir.name}.log"
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    code = "from reinforge.cli.main import app; app()"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if proc.returncode:
+        tail = log.read_text()[-3000:]
+        raise SystemExit(f"reinforge run -c {config} exited with {proc.returncode}:\n{tail}")
+    return wall, usage.ru_maxrss / 1024  # KB on Linux
+
+
+def eval_overrides(config: Path, eval_games: int) -> list[str]:
+    """``--set`` items so the config's first eval taskset plays ``eval_games`` games:
+    its first ``min(eval_games, rows)`` tasks, ``eval_games // rows`` times each."""
+    raw = yaml.safe_load(config.read_text())
+    taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
+    rows = sum(1 for line in (config.parent / taskset["path"]).read_text().splitlines() if line)
+    tasks = max(1, min(eval_games, rows))
+    repeat = max(1, eval_games // tasks)
+    first = "buffer.explorer_input.eval_tasksets[0]"
+    return [f"{first}.limit={tasks}", f"{first}.repeat_times={repeat}"]
+
+
+def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> list[Run]:
+    model = [f"model.model_path={args.model}", f"seed={seed}"]
+    sft_config, rl_config = spec.example / spec.sft, spec.example / spec.rl
+    sft_dir = out / "runs" / f"seed{seed}" / "sft"
+    sft_overrides = [
+        *model, f"buffer.total_steps={args.sft_steps}", "explorer.eval_on_start=true",
+        f"explorer.eval_interval={args.sft_steps}", f"checkpoint.save_interval={args.sft_steps}",
+        *eval_overrides(sft_config, args.eval_games), *args.extra,
+    ]  # fmt: skip
+    wall, rss = reinforge_run(sft_config, sft_dir, sft_overrides, args.in_process)
+    evals = evals_of(sft_dir, spec.eval_name)
+    if not evals or evals[0][0] != 0:
+        raise SystemExit(f"{sft_dir}: no step-0 eval in metrics.jsonl")
+    base = Run("base", seed, 0.0, 0.0, [evals[0]])
+    sft = Run("sft", seed, wall, rss, [e for e in evals if e[0] > 0] or [evals[-1]])
+    print(f"seed {seed}  base {base.evals[0][1]:.3f}  sft {sft.evals[-1][1]:.3f}  "
+          f"({wall:.0f} s, {rss:.0f} MB)", flush=True)  # fmt: skip
+    runs = [base, sft]
+    for algorithm in args.algorithms:
+        run_dir = out / "runs" / f"seed{seed}" / algorithm
+        overrides = [
+            *model, f"model.init_from={sft_dir}", f"trainer.algorithm={algorithm}",
+            f"buffer.explorer_input.taskset.default_workflow_type={spec.step_wise_workflow}",
+            "explorer.rollout_model.enable_history=true",
+            "buffer.experience_pipeline.operators=[]",  # no filter: gigpo's step level
+            f"buffer.total_steps={args.rl_steps}", f"buffer.batch_size={args.batch_size}",
+            f"buffer.explorer_input.taskset.repeat_times={args.repeat_times}",
+            "explorer.eval_on_start=false", f"explorer.eval_interval={args.eval_every}",
+            "checkpoint.save_interval=null", *eval_overrides(rl_config, args.eval_games),
+            *spec.rl_overrides, *args.extra,
+        ]  # fmt: skip
+        wall, rss = reinforge_run(rl_config, run_dir, overrides, args.in_process)
+        # the warm start is step 0 of every RL curve: the same weights
+        curve = [(0, sft.evals[-1][1]), *evals_of(run_dir, spec.eval_name)]
+        runs.append(Run(algorithm, seed, wall, rss, curve))
+        print(f"seed {seed}  {algorithm:16} " + "  ".join(f"s{s}:{v:.3f}" for s, v in curve)
+              + f"  ({wall:.0f} s, {rss:.0f} MB)", flush=True)  # fmt: skip
+    return runs
+
+
+def analyse(runs: list[Run], stages: list[str]) -> dict[str, Any]:
+    """Final held-out success per stage over seeds, the gigpo - multi_step_grpo paired
+    difference, mean curves, and each run's time and memory."""
+    seeds = sorted({r.seed for r in runs})
+    final = {
+        stage: {r.seed: r.evals[-1][1] for r in runs if r.name == stage and r.evals}
+        for stage in stages
+    }
+    result: dict[str, Any] = {
+        "seeds": seeds,
+        "stages": {s: summary([final[s][k] for k in seeds if k in final[s]]) for s in stages},
+        "curves": {
+            s: mean_curve([r.evals for r in runs if r.name == s])
+            for s in stages
+            if s not in ("base", "sft")
+        },
+        "runs": [asdict(r) for r in runs],
+    }
+    if BASELINE in final and CANDIDATE in final:
+        common = [k for k in seeds if k in final[BASELINE] and k in final[CANDIDATE]]
+        result["difference"] = {
+            "name": f"{CANDIDATE} - {BASELINE}",
+            **paired_difference(
+                [final[CANDIDATE][k] for k in common], [final[BASELINE][k] for k in common]
+            ),
+        }
+    return result
+
+
+def plot(result: dict[str, Any], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, curve in result["curves"].items():
+        if curve:
+            ax.plot([c[0] for c in curve], [c[1] for c in curve], marker="o", label=name)
+        for run in (r for r in result["runs"] if r["name"] == name):
+            ax.plot(*zip(*run["evals"], strict=True), color="grey", alpha=0.25, lw=0.8)
+    base = result["stages"].get("base", {}).get("mean")
+    if base is not None and not math.isnan(base):
+        ax.axhline(base, color="black", ls=":", label="base model")
+    ax.set_xlabel("RL step (0 = the SFT warm start)")
+    ax.set_ylabel("held-out success")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def report(result: dict[str, Any]) -> None:
+    print(f"\nheld-out success over seeds {result['seeds']} (mean [95% t-interval]):")
+    for stage, row in result["stages"].items():
+        print(f"  {stage:16} {fmt(row)}   values {[round(v, 3) for v in row['values']]}")
+    if "difference" in result:
+        diff = result["difference"]
+        print(f"  {diff['name']:16} {fmt(diff, signed=True)}  (paired by seed, final eval)")
+    print("runs (wall time, peak RSS):")
+    for run in result["runs"]:
+        if run["name"] != "base":
+            print(f"  seed {run['seed']}  {run['name']:16} {run['wall_s']:7.0f} s  "
+                  f"{run['peak_rss_mb']:7.0f} MB")  # fmt: skip
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", choices=sorted(ENVS), default="frozen_lake")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N")
+    parser.add_argument("--algorithms", nargs="+", default=[BASELINE, CANDIDATE])
+    parser.add_argument("--sft-steps", type=int, default=6)
+    parser.add_argument("--rl-steps", type=int, default=8)
+    parser.add_argument("--eval-every", type=int, default=None, help="default: rl-steps / 2")
+    parser.add_argument("--eval-games", type=int, default=64, help="held-out games per eval")
+    parser.add_argument("--batch-size", type=int, default=4, help="tasks per RL step")
+    parser.add_argument("--repeat-times", type=int, default=8, help="rollouts per task")
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--out", type=Path, default=None, help="default: a new /tmp folder")
+    parser.add_argument("--in-process", action="store_true", help="no subprocesses (tests)")
+    parser.add_argument("--set", action="append", default=[], dest="extra",
+                        help="a --set override for every run")  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.eval_every is None:
+        args.eval_every = max(1, args.rl_steps // 2)
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    spec = ENVS[args.env]
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"{args.env}: {args.seeds} seeds, {args.sft_steps} SFT steps, {args.rl_steps} RL "
+          f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
+          f"games per eval, model {args.model}; output {args.out}", flush=True)  # fmt: skip
+    runs: list[Run] = []
+    for seed in range(1, args.seeds + 1):
+        runs += run_seed(args, spec, seed, args.out)
+    result = analyse(runs, ["base", "sft", *args.algorithms])
+    result["settings"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    (args.out / "results.json").write_text(json.dumps(result, indent=2))
+    plot(result, args.out / "curves.png", f"{args.env}, {args.model}, {args.seeds} seeds")
+    report(result)
+    print(f"wrote {args.out / 'results.json'} and {args.out / 'curves.png'}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
