@@ -1,0 +1,88 @@
+"""bench/agent_learning.py: its statistics on known numbers, and a tiny end-to-end run
+(the tiny random model, one seed, one step of everything) writing every stage."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def al() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agent_learning", BENCH / "agent_learning.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_is_the_mean_with_its_t_interval(al) -> None:
+    row = al.summary([0.1, 0.2, 0.3])
+    # sd 0.1, n 3: half width t(0.975, 2) * 0.1 / sqrt(3) = 4.303 * 0.057735 = 0.24844
+    assert row["mean"] == pytest.approx(0.2) and row["n"] == 3
+    assert row["low"] == pytest.approx(0.2 - 0.24844, abs=1e-4)
+    assert row["high"] == pytest.approx(0.2 + 0.24844, abs=1e-4)
+    assert row["values"] == [0.1, 0.2, 0.3]
+    one = al.summary([0.5])
+    assert one["mean"] == 0.5 and math.isnan(one["low"]) and math.isnan(one["high"])
+
+
+def test_paired_difference_is_seed_by_seed(al) -> None:
+    diff = al.paired_difference([0.5, 0.25, 0.75], [0.25, 0.25, 0.5])
+    assert diff["values"] == [0.25, 0.0, 0.25]
+    # mean 1/6, sd sqrt(1/48) = 0.144338; half width 4.303 * 0.144338 / sqrt(3) = 0.35858
+    assert diff["mean"] == pytest.approx(1 / 6)
+    assert diff["high"] - diff["mean"] == pytest.approx(0.35858, abs=1e-4)
+    with pytest.raises(ValueError):
+        al.paired_difference([0.1], [0.1, 0.2])
+
+
+def test_mean_curve_and_analysis(al) -> None:
+    assert al.mean_curve([[(0, 0.1), (2, 0.3)], [(0, 0.3), (2, 0.5), (4, 0.6)]]) == [
+        (0, pytest.approx(0.2), 2), (2, pytest.approx(0.4), 2), (4, 0.6, 1),
+    ]  # fmt: skip
+    runs = [
+        al.Run("base", 1, 0, 0, [(0, 0.0)]), al.Run("sft", 1, 1, 1, [(6, 0.2)]),
+        al.Run("multi_step_grpo", 1, 1, 1, [(0, 0.2), (2, 0.25)]),
+        al.Run("gigpo", 1, 1, 1, [(0, 0.2), (2, 0.5)]),
+        al.Run("base", 2, 0, 0, [(0, 0.1)]), al.Run("sft", 2, 1, 1, [(6, 0.3)]),
+        al.Run("multi_step_grpo", 2, 1, 1, [(0, 0.3), (2, 0.25)]),
+        al.Run("gigpo", 2, 1, 1, [(0, 0.3), (2, 0.25)]),
+    ]  # fmt: skip
+    result = al.analyse(runs, ["base", "sft", "multi_step_grpo", "gigpo"])
+    assert result["seeds"] == [1, 2]
+    assert result["stages"]["sft"]["mean"] == pytest.approx(0.25)
+    # t(0.975, 1) = 12.706; the two differences 0.25 and 0.0: sd 0.17678, half 1.5883
+    assert result["difference"]["values"] == [0.25, 0.0]
+    assert result["difference"]["high"] == pytest.approx(0.125 + 1.5883, abs=1e-3)
+    assert result["curves"]["gigpo"] == [(0, pytest.approx(0.25), 2), (2, 0.375, 2)]
+
+
+def test_a_tiny_run_writes_every_stage(al, tmp_path: Path, tiny_model_path: Path) -> None:
+    out = tmp_path / "out"
+    al.main([
+        "--seeds", "1", "--sft-steps", "1", "--rl-steps", "1", "--eval-games", "2",
+        "--batch-size", "1", "--repeat-times", "2", "--model", "tiny-random-smollm2",
+        "--out", str(out), "--in-process",
+    ])  # fmt: skip
+    result = json.loads((out / "results.json").read_text())
+    assert set(result["stages"]) == {"base", "sft", "multi_step_grpo", "gigpo"}
+    assert all(row["n"] == 1 for row in result["stages"].values())
+    assert result["difference"]["name"] == "gigpo - multi_step_grpo"
+    names = [(r["name"], r["seed"]) for r in result["runs"]]
+    assert names == [("base", 1), ("sft", 1), ("multi_step_grpo", 1), ("gigpo", 1)]
+    for run in result["runs"][1:]:
+        assert run["wall_s"] > 0 and run["peak_rss_mb"] > 0
+    for name in ("multi_step_grpo", "gigpo"):
+        steps = [point[0] for point in result["curves"][name]]
+        assert steps == [0, 1]  # the warm start, then the eval after the RL step
+    assert (out / "curves.png").stat().st_size > 0
