@@ -50,8 +50,8 @@ class Experience:
     ``teacher_logprobs`` (per response token, like ``logprobs``) are a teacher
     model's log-probabilities of the sampled tokens, as Trinity-RFT's on-policy
     distillation workflows set them (``response.teacher_logprobs = ...``, also after
-    construction). They are stored and read back with the experience; no loss uses
-    them yet.
+    construction). They are stored and read back with the experience, and the
+    ``on_policy_distill`` advantage trains the policy toward them.
     """
 
     tokens: TensorLike = field(default_factory=list)
