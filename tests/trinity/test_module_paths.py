@@ -7,7 +7,12 @@ import importlib
 import pytest
 
 IMPORTS = {
+    "reinforge.trinity.common.workflows.on_policy_distill_workflow": [
+        "OnPolicyDistillWorkflow", "OnPolicyDistillMathWorkflow",
+    ],
     "reinforge.trinity.common.workflows": [
+        "OnPolicyDistillWorkflow", "OnPolicyDistillMathWorkflow",
+        "AsyncOnPolicyDistillWorkflow", "AsyncOnPolicyDistillMathWorkflow",
         "WORKFLOWS", "Workflow", "SimpleWorkflow", "Task", "AgentScopeWorkflowAdapter",
         "AgentScopeReActWorkflow", "AgentScopeReactMathWorkflow", "AgentScopeV0ReactMathWorkflow",
         "AgentScopeV1ReactSearchWorkflow", "AlfworldWorkflow", "StepWiseAlfworldWorkflow",
