@@ -80,7 +80,7 @@ def project(tmp_path: Path) -> Path:
     assert "from reinforge.rllm.types import AgentConfig" in result.new
     assert "from reinforge.rllm.eval.types import EvalOutput" in result.new
     (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "adder.py").write_text(result.new)
+    (tmp_path / "flows" / "flow_adder.py").write_text(result.new)
     with open(tmp_path / "tasks.jsonl", "w") as fh:
         for i in range(2):
             fh.write(json.dumps({"question": f"What is {i} + 3?", "answer": str(i + 3)}) + "\n")
@@ -90,11 +90,11 @@ def project(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("workflow", "args", "name"),
     [
-        ("flows.adder.adder_flow", "{evaluator: flows.adder.adder_eval}", "adder"),
-        ("yaml_test_adder", "{evaluator: flows.adder.adder_eval}", "adder"),
+        ("flows.flow_adder.adder_flow", "{evaluator: flows.flow_adder.adder_eval}", "adder"),
+        ("yaml_test_adder", "{evaluator: flows.flow_adder.adder_eval}", "adder"),
         (
             "reinforge.rllm.AgentFlowWorkflow",
-            "{agent_flow: flows.adder.AdderFlow, evaluator: math_boxed_reward}",
+            "{agent_flow: flows.flow_adder.AdderFlow, evaluator: math_boxed_reward}",
             "default_traj_name",
         ),
     ],
@@ -122,11 +122,11 @@ def test_a_flow_named_in_yaml_explores(project: Path, workflow: str, args: str, 
 def test_a_task_of_a_flow_serialises_to_its_dotted_path(project: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(project))
     try:
-        cls = WORKFLOWS.get("flows.adder.adder_flow")
+        cls = WORKFLOWS.get("flows.flow_adder.adder_flow")
         assert issubclass(cls, AgentFlowWorkflow)
         task = Task(workflow=cls, raw_task={"question": "What is 1 + 3?", "answer": "4"})
         plain = task.to_dict()
-        assert plain["workflow"] == "flows.adder.adder_flow"
+        assert plain["workflow"] == "flows.flow_adder.adder_flow"
         assert Task.from_dict(plain).workflow_cls is cls
     finally:
         for module in [m for m in sys.modules if m == "flows" or m.startswith("flows.")]:

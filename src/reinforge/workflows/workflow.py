@@ -49,6 +49,42 @@ def as_workflow_class(obj: Any) -> Any:
     return obj if hook is None else hook()
 
 
+#: Trinity-RFT's older property names -> the class flags the explorer reads
+_LEGACY_FLAGS = {"asynchronous": "is_async", "repeatable": "can_repeat"}
+_log = logging.getLogger(__name__)
+
+
+def read_legacy_flags(cls: type) -> None:
+    """Set ``is_async`` / ``can_repeat`` on ``cls`` from its ``asynchronous`` /
+    ``repeatable`` property (or method), where the class defines one below
+    ``Workflow``: older Trinity-RFT workflows declare them that way, and the explorer
+    reads the class flags before it builds a workflow. The value is read from a bare
+    instance (not initialised); one that needs the instance's state leaves the flag as
+    it is, with a warning."""
+    mro = cls.__mro__
+    for legacy, flag in _LEGACY_FLAGS.items():
+        owner = next((k for k in mro if legacy in k.__dict__), Workflow)
+        flag_owner = next((k for k in mro if flag in k.__dict__), Workflow)
+        if owner is Workflow or mro.index(owner) > mro.index(flag_owner):
+            continue  # not overridden, or a class flag set further down wins
+        attr = owner.__dict__[legacy]
+        try:
+            if isinstance(attr, property):
+                value = attr.fget(object.__new__(cls))  # type: ignore[misc]
+            elif callable(attr):
+                value = attr(object.__new__(cls))
+            else:
+                value = attr
+        except Exception as exc:
+            _log.warning(
+                "workflow %s.%s: its %r could not be read before the workflow is built "
+                "(%s: %s); set the %s class flag instead",
+                cls.__module__, cls.__qualname__, legacy, type(exc).__name__, exc, flag,
+            )  # fmt: skip
+            continue
+        setattr(cls, flag, bool(value))
+
+
 class WorkflowRegistry(Registry):
     """The workflow registry: adapts other workflow styles (see the module docstring)."""
 
@@ -96,6 +132,10 @@ class Workflow:
     can_reset: bool = False
     can_repeat: bool = False
     is_async: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        read_legacy_flags(cls)
 
     def __init__(
         self, *, task: Task, model: Any, auxiliary_models: list[Any] | None = None

@@ -18,7 +18,7 @@ from reinforge.core.episode import TerminationEvent, TerminationReason
 from reinforge.core.model_output import ModelOutput
 from reinforge.models.tool_format import parse_tool_calls
 
-__all__ = ["ModelOutput", "ModelWrapperEngine", "RolloutEngine", "split_reasoning"]
+__all__ = ["ChatParser", "ModelOutput", "ModelWrapperEngine", "RolloutEngine", "split_reasoning"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,30 @@ def _tool_calls(info: dict[str, Any], content: str) -> tuple[list[dict[str, Any]
     return list(parsed.tool_calls), parsed.content or ""
 
 
+class ChatParser:
+    """rLLM's ``rollout_engine.chat_parser``: the chat template's text for messages, as
+    the wrapper renders them (its own template, tools included)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    def parse(
+        self,
+        messages: list[dict[str, Any]],
+        add_generation_prompt: bool = False,
+        is_first_msg: bool = False,
+        tools: list[dict[str, Any]] | None = None,
+        **hints: Any,
+    ) -> str:
+        """The template's text for ``messages`` (``is_first_msg`` and rLLM's other
+        rendering hints change nothing here: the whole conversation is rendered)."""
+        return self.model.chat_prompts.render_text(messages, tools, add_generation_prompt)
+
+
 class ModelWrapperEngine(RolloutEngine):
     """``get_model_response`` over a ``ModelWrapper`` (one sample per call).
 
@@ -80,7 +104,9 @@ class ModelWrapperEngine(RolloutEngine):
     ...); keyword arguments of a call override them. With ``max_prompt_length`` set,
     a prompt longer than that many tokens is not sent: the call raises
     ``TerminationEvent(MAX_PROMPT_LENGTH_EXCEEDED)``, which ends the episode with that
-    reason, as rLLM's engines do.
+    reason, as rLLM's engines do. ``max_response_length`` is the reply budget rLLM's
+    workflows read (default: the sampling ``max_tokens``, else the model's), and
+    ``chat_parser`` renders messages with the model's chat template.
 
     The last ``record_calls`` calls (messages sent, output returned) are kept in
     ``_reinforge_calls``, so that steps whose agent stored only the reply text can be given
@@ -93,11 +119,14 @@ class ModelWrapperEngine(RolloutEngine):
         *,
         sampling: dict[str, Any] | None = None,
         max_prompt_length: int | None = None,
+        max_response_length: int | None = None,
         record_calls: int = 1024,
     ) -> None:
         self.model = model
         self.sampling = {k: v for k, v in (sampling or {}).items() if k != "n"}
         self.max_prompt_length = max_prompt_length
+        self._max_response_length = max_response_length
+        self.chat_parser = ChatParser(model)
         # reinforge's own record, under a name no user subclass will reuse
         self._reinforge_calls: deque[tuple[list[dict[str, Any]], ModelOutput]] = deque(
             maxlen=record_calls
@@ -110,6 +139,14 @@ class ModelWrapperEngine(RolloutEngine):
     @property
     def weight_version(self) -> int:
         return int(self.model.model_version)
+
+    @property
+    def max_response_length(self) -> int:
+        if self._max_response_length is not None:
+            return int(self._max_response_length)
+        if self.sampling.get("max_tokens") is not None:
+            return int(self.sampling["max_tokens"])
+        return int(self.model.config.max_response_tokens)
 
     def _call_args(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         args = dict(self.sampling)
