@@ -50,7 +50,6 @@ import importlib
 import inspect
 import logging
 import math
-import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -74,7 +73,9 @@ from reinforge.rllm.types import (
     flow_label,
     trajectory_name_of,
 )
+from reinforge.workflows.episode.attach import attach_output
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
+from reinforge.workflows.episode.workflow import error_info
 from reinforge.workflows.workflow import Workflow
 
 __all__ = [
@@ -328,12 +329,7 @@ def _continues(chat: list[dict[str, Any]], messages: list[dict[str, Any]]) -> bo
 
 def _attach(step: CoreStep, call: RecordedCall) -> None:
     out = call.output
-    step.model_output = out
-    step.prompt_ids = list(out.prompt_ids or [])
-    step.response_ids = list(out.completion_ids or [])
-    step.logprobs = list(out.logprobs or [])
-    if step.weight_version is None:
-        step.weight_version = out.weight_version
+    attach_output(step, out)
     if not step.chat_completions:
         step.chat_completions = [*copy.deepcopy(call.messages), _assistant(out)]
     if not step.model_response:
@@ -391,18 +387,6 @@ def claim_calls(episode: Episode, calls: Iterable[RecordedCall]) -> list[Recorde
 
 
 # ---- the workflow -----------------------------------------------------------------------
-
-
-def _error_info(exc: BaseException) -> dict[str, str]:
-    try:
-        message = str(exc)
-    except Exception:
-        message = f"<{type(exc).__name__}>"
-    return {
-        "error_type": type(exc).__name__,
-        "error_message": message,
-        "traceback": "".join(traceback.format_exception(exc)),
-    }
 
 
 class AgentFlowWorkflow(Workflow):
@@ -513,9 +497,9 @@ class AgentFlowWorkflow(Workflow):
                 if scope is not None and scope.expired():
                     ended = TerminationReason.TIMEOUT
                 else:
-                    ended, error = TerminationReason.ERROR, _error_info(exc)
+                    ended, error = TerminationReason.ERROR, error_info(exc)
             except Exception as exc:
-                ended, error = TerminationReason.ERROR, _error_info(exc)
+                ended, error = TerminationReason.ERROR, error_info(exc)
             calls = session.calls
         if ended is not None:  # what the model said before the end stays, unscored
             steps = [_step_of(call) for call in calls]

@@ -21,6 +21,16 @@ from reinforge.core.model_output import ModelOutput
 Call = tuple[Sequence[dict[str, Any]], ModelOutput]
 
 
+def attach_output(step: Step, out: ModelOutput) -> None:
+    """Give ``step`` the token ids, log-probs and weight version of the call ``out``."""
+    step.model_output = out
+    step.prompt_ids = list(out.prompt_ids or [])
+    step.response_ids = list(out.completion_ids or [])
+    step.logprobs = list(out.logprobs or [])
+    if step.weight_version is None:
+        step.weight_version = out.weight_version
+
+
 def _same_tokens(step: Step, out: ModelOutput) -> bool:
     same_prompt = list(step.prompt_ids) == list(out.prompt_ids or [])
     return same_prompt and list(step.response_ids) == list(out.completion_ids or [])
@@ -53,12 +63,7 @@ def attach_model_outputs(episode: Episode, calls: Iterable[Call]) -> int:
         for i, (messages, out) in enumerate(pool):
             if _produced(step, messages, out):
                 del pool[i]
-                step.model_output = out
-                step.prompt_ids = list(out.prompt_ids or [])
-                step.response_ids = list(out.completion_ids or [])
-                step.logprobs = list(out.logprobs or [])
-                if step.weight_version is None:
-                    step.weight_version = out.weight_version
+                attach_output(step, out)
                 attached += 1
                 break
     return attached

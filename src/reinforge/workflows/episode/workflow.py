@@ -167,7 +167,7 @@ class EpisodeWorkflow(ABC):
         except Exception as exc:  # even finishing the episode failed: still an ERROR episode
             return Episode(
                 id=uid, task=task, termination_reason=TerminationReason.ERROR,
-                info={"error": _error_info(exc)},
+                info={"error": error_info(exc)},
             )  # fmt: skip
 
     async def _run_and_finish(self, task: dict[str, Any], uid: str, **kwargs: Any) -> Episode:
@@ -199,7 +199,7 @@ class EpisodeWorkflow(ABC):
 
     def _failed(self, exc: BaseException) -> Episode:
         return self.postprocess_episode(
-            self.collect_trajectories(), TerminationReason.ERROR, error=_error_info(exc)
+            self.collect_trajectories(), TerminationReason.ERROR, error=error_info(exc)
         )
 
     # ---- trajectories ------------------------------------------------------------------
@@ -361,7 +361,7 @@ class EpisodeWorkflow(ABC):
 Workflow = EpisodeWorkflow
 
 
-def _error_info(exc: BaseException) -> dict[str, str]:
+def error_info(exc: BaseException) -> dict[str, str]:
     """Type, message and traceback of ``exc``, even when its ``__str__`` itself fails."""
     try:
         message = str(exc)
