@@ -23,7 +23,8 @@ paired ``gigpo - multi_step_grpo`` difference of the final held-out success with
 interval, each run's wall time and peak RSS (the run's process, from ``os.wait4``;
 with ``--in-process`` this process's high-water mark so far), and writes
 ``results.json`` and ``curves.png`` (held-out success vs RL step, mean over seeds)
-into ``--out``. Run folders live under ``--out`` too.
+into ``--out``. Run folders live under ``--out`` too. ``--set KEY=VALUE`` goes to every
+run, the SFT one included, so give only keys both configs have (``model.*``, ...).
 """
 
 from __future__ import annotations
