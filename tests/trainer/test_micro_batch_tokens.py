@@ -1,7 +1,7 @@
 """``trainer.micro_batch_tokens``: micro-batches are also cut by padded tokens.
 
 A micro-batch's activation memory follows its padded tokens (rows x longest row),
-measured on the calculator agent in docs/benchmarks.md, "Memory". These tests check
+measured on the calculator agent in docs/benchmarks.md, "Memory of the agent demo". These tests check
 that the budget is respected by every forward pass the trainer runs, that the step's
 gradient does not depend on it, and that the agent examples keep the settings that
 bound their memory.
@@ -134,7 +134,7 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
 def test_agent_examples_bound_their_training_memory(name: str) -> None:
     """The calculator agent trains on long multi-turn conversations: without gradient
     checkpointing and a token budget its runs peaked far above the demo's memory
-    (docs/benchmarks.md, "Memory")."""
+    (docs/benchmarks.md, "Memory of the agent demo")."""
     trainer = load_config(REPO / "examples" / "agent" / name).trainer
     assert trainer.gradient_checkpointing
     assert trainer.micro_batch_tokens is not None and trainer.micro_batch_tokens <= 2048

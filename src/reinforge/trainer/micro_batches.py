@@ -3,7 +3,7 @@
 A micro-batch's activation memory grows with its padded tokens (rows x longest row,
 ``collate`` pads every row to the longest), not with its row count: 16 single-turn
 rows of 60 tokens hold a fraction of what 16 multi-turn conversations of 270 tokens
-hold (the calculator agent's, measured in docs/benchmarks.md, "Memory"). With
+hold (the calculator agent's, measured in docs/benchmarks.md, "Memory of the agent demo"). With
 ``trainer.micro_batch_tokens`` a micro-batch also stops before its padded tokens
 would pass that budget, so memory follows the tokens whatever the rows' lengths.
 """
