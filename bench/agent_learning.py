@@ -47,6 +47,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import seed_stats  # noqa: E402  (bench/seed_stats.py, beside this script)
+from run_cli import metric_rows, run_args  # noqa: E402  (bench/run_cli.py)
 
 
 @dataclass(frozen=True)
@@ -130,17 +131,14 @@ def fmt(summary_row: dict[str, Any], signed: bool = False) -> str:
 def evals_of(run_dir: Path, eval_name: str) -> list[tuple[int, float]]:
     """``(step, held-out success)`` of every eval row in the run's metrics.jsonl."""
     key = f"eval/{eval_name}/workflow/success/mean"
-    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
-    return [(int(r["step"]), float(r[key])) for r in rows if key in r]
+    return [(int(r["step"]), float(r[key])) for r in metric_rows(run_dir) if key in r]
 
 
 def reinforge_run(
     config: Path, run_dir: Path, overrides: list[str], in_process: bool
 ) -> tuple[float, float]:
     """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MB)``."""
-    args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
-    for item in [*overrides, *QUIET]:
-        args += ["--set", item]
+    args = run_args(config, run_dir, [*overrides, *QUIET])
     start = time.perf_counter()
     if in_process:
         from reinforge.cli.main import app

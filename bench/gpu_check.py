@@ -25,19 +25,15 @@ a ratio off by more than 1e-2 is reported as a failure.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import torch
+from run_cli import metric_rows, run_args
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "arithmetic" / "grpo.yaml"
-
-
-def _rows(run_dir: Path) -> list[dict]:
-    return [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
 def run_demo(name: str, out: Path, steps: int, extra: list[str]) -> list[str]:
@@ -55,9 +51,7 @@ def run_demo(name: str, out: Path, steps: int, extra: list[str]) -> list[str]:
         "monitor.plot=false",
         *extra,
     ]
-    args = ["run", "-c", str(DEMO), "--run-dir", str(run_dir)]
-    for item in overrides:
-        args += ["--set", item]
+    args = run_args(DEMO, run_dir, overrides)
     torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     try:
@@ -67,7 +61,7 @@ def run_demo(name: str, out: Path, steps: int, extra: list[str]) -> list[str]:
     if code:  # the CLI reported the error and returned its exit code
         return [f"{name}: reinforge run exited with {code} (its message is above)"]
     wall = time.perf_counter() - start
-    rows = _rows(run_dir)
+    rows = metric_rows(run_dir)
     explored = [r for r in rows if "explore/step_time" in r]
     trained = [r for r in rows if "train/step_time" in r]
     evals = [r for r in rows if any(k.startswith("eval/") for k in r)]

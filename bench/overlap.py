@@ -13,10 +13,11 @@ step to the last trained one).
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+from run_cli import metric_rows, run_args
 
 from reinforge.cli.main import app
 
@@ -39,15 +40,13 @@ def run(config: Path, steps: int, overlap: bool, extra: list[str]) -> tuple[floa
             "seed=1",
             *extra,
         ]
-        args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
-        for item in overrides:
-            args += ["--set", item]
+        args = run_args(config, run_dir, overrides)
         start = time.perf_counter()
         code = app(args, standalone_mode=False)
         if code:
             raise SystemExit(f"reinforge run exited with {code}")
         wall = time.perf_counter() - start
-        rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+        rows = metric_rows(run_dir)
         rollouts = sum(int(r.get("explore/experiences", 0)) for r in rows)
     return wall, rollouts
 

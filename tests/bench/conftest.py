@@ -10,6 +10,9 @@ from types import ModuleType
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
+# the scripts import their siblings (run_cli, seed_stats) as `python bench/x.py` does
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
 
 
 def _load(name: str) -> ModuleType:
