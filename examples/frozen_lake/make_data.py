@@ -19,8 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
-from reinforge.envs.frozen_lake.workflow import FrozenLakeSettings, demonstration
 from reinforge.envs.frozen_lake.env import generate_map, shortest_moves
+from reinforge.envs.frozen_lake.workflow import FrozenLakeSettings, demonstration
 
 
 def distinct_maps(count: int, size: int, p: float) -> list[dict]:
