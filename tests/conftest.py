@@ -6,8 +6,8 @@ model's safetensors cache already exists; on a fresh machine the GGUF is first
 converted, about 20 s), and resolved once per test session.
 
 Wings: vLLM (``.venv-vllm``), Ray, the browser (Debian's chromium and Playwright),
-ScienceWorld (its package and Java), ALFWorld (TextWorld's PDDL engine) and
-AgentScope. A test that needs one is marked ``@pytest.mark.needs("alfworld")`` (or
+ScienceWorld (its package and Java), ALFWorld (TextWorld's PDDL engine),
+AgentScope and RM-Gallery. A test that needs one is marked ``@pytest.mark.needs("alfworld")`` (or
 takes the ``vllm_python`` fixture). Without the wing it is skipped with a reason
 that starts ``missing component <wing>:`` and says how to install it. Under CI
 (``CI`` set to anything but ``0``/``false``, as ``.ci/run`` runs) such a skip is
@@ -44,6 +44,10 @@ WINGS: dict[str, tuple[tuple[str, ...], str]] = {
         "pip install 'reinforge[alfworld]', which builds from source with g++, make and cmake",
     ),
     "agentscope": (("agentscope",), "pip install 'reinforge[agentscope]'"),
+    "rmgallery": (
+        ("rm_gallery",),
+        "pip install 'reinforge[rmgallery]'; pip install --no-deps rm-gallery==0.1.7",
+    ),
 }
 WING_MODULES = {module for modules, _ in WINGS.values() for module in modules}
 

@@ -1,9 +1,11 @@
 """``RMGalleryFn`` scoring through the real RM-Gallery package, with its rule-based
 rewards (``accuracy``, ``math_verify_reward``: no model, no network).
 
-RM-Gallery is not a dependency of reinforge (it pulls label-studio, py-data-juicer
-and bitsandbytes), so this module runs only where ``rm_gallery`` imports; without it,
-``tests/trinity/test_rewards.py`` checks the error that names the package.
+RM-Gallery's declared dependencies would break reinforge's (transformers<5, openai<2),
+so ``make test`` installs it with ``--no-deps`` beside the modules it imports (the
+``rmgallery`` extra, in ``dev``); it is a wing (tests/conftest.py): without it this
+module is skipped, and fails under CI. ``tests/trinity/test_rewards.py`` checks the
+error that names the package.
 """
 
 from __future__ import annotations
