@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -99,11 +100,9 @@ def test_registry_and_subclassing() -> None:
     assert REWARD_FUNCTIONS.get("trinity_style_length_reward")()("abc") == {"length": 3.0}
 
 
-def test_rm_gallery_without_its_package_names_it() -> None:
-    try:
-        import rm_gallery  # noqa: F401 - not a dependency of reinforge
-    except ImportError:
-        with pytest.raises(ImportError, match="rm-gallery"):
-            RMGalleryFn(reward_name="base_helpfulness_listwise")
-    else:
-        pytest.skip("rm-gallery is installed")
+def test_rm_gallery_without_its_package_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = [name for name in sys.modules if name.startswith("rm_gallery.")]
+    for name in ["rm_gallery", *loaded]:  # as if it were not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match="rm-gallery"):
+        RMGalleryFn(reward_name="base_helpfulness_listwise")

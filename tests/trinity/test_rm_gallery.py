@@ -10,13 +10,23 @@ error that names the package.
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 import torch
 
 from reinforge.core import Experience
 from reinforge.trinity.common.rewards import RMGalleryFn
 
-pytest.importorskip("rm_gallery")
+# rm-gallery writes ./log/rm_gallery.log when imported: import it elsewhere than the checkout
+_cwd = os.getcwd()
+os.chdir(tempfile.mkdtemp(prefix="rm-gallery-"))
+try:
+    pytest.importorskip("rm_gallery")
+    pytest.importorskip("loguru").logger.complete()  # its log file opens on the first write
+finally:
+    os.chdir(_cwd)
 
 MESSAGES = [{"role": "user", "content": "What is 6 * 7?"}]
 
