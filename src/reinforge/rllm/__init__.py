@@ -12,8 +12,7 @@ workflow). They load on first use, so importing one mirror module stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from reinforge.core.lazy_exports import lazy_exports
 
 __all__ = [
     "Action",
@@ -27,10 +26,6 @@ __all__ = [
     "evaluator",
     "rollout",
 ]
-
-#: this module's namespace, taken now: the submodule ``reinforge.rllm.globals`` (rLLM's
-#: ``rllm.globals``), once imported, is bound here as ``globals`` and hides the builtin
-_NAMESPACE = globals()
 
 #: name -> the module that defines it
 _HOMES = {
@@ -47,14 +42,6 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    _NAMESPACE[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*_NAMESPACE, *__all__})
+# globals() is called here, once: the submodule ``reinforge.rllm.globals`` (rLLM's
+# ``rllm.globals``), once imported, is bound in this namespace as ``globals``
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _HOMES)

@@ -6,8 +6,7 @@ alone stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from reinforge.core.lazy_exports import lazy_exports
 
 __all__ = [
     "AgentConfig",
@@ -33,14 +32,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _HOMES)
