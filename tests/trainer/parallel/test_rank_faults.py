@@ -64,6 +64,9 @@ def test_an_interrupt_mid_step_stops_the_ranks(
     their weights ahead of the run's record), and the handle says so."""
     import threading
 
+    # a suite started in the background (`make test &`) starts with SIGINT ignored;
+    # `reinforge run` installs Python's handler then (cli/common.py), and so does this
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     trainer = ranked(tiny_model_path)
     try:
         os.kill(trainer._procs[1].pid, signal.SIGSTOP)  # the step cannot finish
@@ -73,3 +76,4 @@ def test_an_interrupt_mid_step_stops_the_ranks(
         assert trainer.stopped and all_gone(trainer)
     finally:
         trainer.close()
+        signal.signal(signal.SIGINT, previous)
