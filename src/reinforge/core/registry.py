@@ -78,8 +78,10 @@ class Registry:
         def decorator(obj: Any) -> Any:
             key = name or obj.__name__
             existing = self._modules.get(key)
-            if existing is None and key in self._entry_points():
-                if not _is_builtin(obj):  # a user's class takes a built-in name not loaded yet
+            if existing is None:
+                # a user's class takes a built-in name not loaded yet (built-ins skip the
+                # check, so importing them does not read the installed packages' metadata)
+                if not _is_builtin(obj) and key in self._entry_points():
                     _log.warning(
                         "%s name '%s' now names %s.%s (it named the built-in %s)",
                         self.kind,
