@@ -56,9 +56,8 @@ from typing import Any
 from reinforge.core import Experience
 from reinforge.core.episode import Step as CoreStep
 from reinforge.core.episode import TerminationReason
-from reinforge.core.registry import RegistryError
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
-from reinforge.rewards import REWARD_FUNCTIONS, RewardFn, call_reward_fn
+from reinforge.rewards import RewardFn, call_reward_fn
 from reinforge.rllm.agentflow_gateway import SEED_STRIDE, RecordedCall, gateway
 from reinforge.rllm.eval.types import EvalOutput, EvalOutputError, Signal, coerce_eval_output
 from reinforge.rllm.types import (
@@ -74,6 +73,7 @@ from reinforge.rllm.types import (
     trajectory_name_of,
 )
 from reinforge.workflows.episode.attach import attach_output
+from reinforge.workflows.episode.callable_args import named_object
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.workflow import error_info
 from reinforge.workflows.workflow import Workflow
@@ -201,13 +201,7 @@ def resolve_evaluator(spec: Any, task: Any, where: str = "workflow_args.evaluato
         return RewardFnEvaluator(reward_cls(**task.reward_fn_args), task.format_args.response_key)
     target = spec
     if isinstance(spec, str):
-        try:
-            target = REWARD_FUNCTIONS.get(spec)
-        except (RegistryError, ImportError, AttributeError) as exc:
-            raise ValueError(
-                f"{where}: '{spec}' is neither a registered reward function nor an importable "
-                f"dotted path ({exc})"
-            ) from exc
+        target = named_object(where, spec)
     if isinstance(target, type) and issubclass(target, RewardFn):
         return RewardFnEvaluator(target(**task.reward_fn_args), task.format_args.response_key)
     if isinstance(target, RewardFn):

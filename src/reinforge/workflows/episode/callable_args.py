@@ -44,15 +44,21 @@ def _names_callable(key: Any) -> bool:
     return isinstance(key, str) and _CALLABLE_NAME.search(key) is not None
 
 
-def resolve_callable(key: str, value: str) -> Any:
-    """The callable that ``value`` names; ``ValueError`` naming ``key`` when it names none."""
+def named_object(where: str, value: str) -> Any:
+    """What ``value`` names: a registered reward function or a dotted path;
+    ``ValueError`` naming ``where`` (a config path) when it names nothing."""
     try:
-        target = REWARD_FUNCTIONS.get(value)
+        return REWARD_FUNCTIONS.get(value)
     except (RegistryError, ImportError, AttributeError) as exc:
         raise ValueError(
-            f"workflow_args.{key}: '{value}' is neither a registered reward function nor an "
+            f"{where}: '{value}' is neither a registered reward function nor an "
             f"importable dotted path ({exc})"
         ) from exc
+
+
+def resolve_callable(key: str, value: str) -> Any:
+    """The callable that ``value`` names; ``ValueError`` naming ``key`` when it names none."""
+    target = named_object(f"workflow_args.{key}", value)
     if isinstance(target, type) and issubclass(target, RewardFn):
         return EpisodeRewardFunction(target())
     if not callable(target):
