@@ -52,12 +52,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--demos", type=int, default=128)
     parser.add_argument("--size", type=int, default=4)
     parser.add_argument("--p", type=float, default=0.8)
+    parser.add_argument(
+        "--show-positions",
+        action="store_true",
+        help="demonstrations whose observations state where the player and the goal are "
+        "(the workflow's show_positions; the configs must set it too)",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
     args = parser.parse_args(argv)
     rows = distinct_maps(args.train + args.test + args.demos, args.size, args.p)
     train, test = rows[: args.train], rows[args.train : args.train + args.test]
     demos = [
-        demonstration(FrozenLakeSettings(size=r["size"], p=r["p"], seed=r["seed"]))
+        demonstration(
+            FrozenLakeSettings(
+                size=r["size"], p=r["p"], seed=r["seed"], show_positions=args.show_positions
+            )
+        )
         for r in rows[args.train + args.test :]
     ]
     args.out.mkdir(parents=True, exist_ok=True)

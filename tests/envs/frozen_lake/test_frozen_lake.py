@@ -104,6 +104,34 @@ def test_a_demonstration_is_the_conversation_the_workflow_has() -> None:
         position = found + len(message["content"])
 
 
+def test_show_positions_states_where_the_player_and_the_goal_are() -> None:
+    """With ``show_positions`` every observation names both positions (1-based) and the
+    system prompt says which way rows and columns count; the workflow shows the very
+    text its demonstrations hold, and a replay of one wins."""
+    settings = FrozenLakeSettings(desc=MAP, show_positions=True)
+    messages = demonstration(settings)["messages"]
+    assert "Down adds one to your row" in messages[0]["content"]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert "You are at row 1, column 1; the goal is at row 3, column 3." in users[0]
+    first = fl.ACTION_NAMES[fl.shortest_moves(MAP)[0]]
+    dr, dc = DELTA[fl.shortest_moves(MAP)[0]]
+    assert users[1].startswith(f"You moved {first}.")
+    assert f"You are at row {1 + dr}, column {1 + dc};" in users[1]
+    plain = demonstration(FrozenLakeSettings(desc=MAP))["messages"]
+    assert not any("You are at row" in m["content"] for m in plain)
+    replies = [m["content"] for m in messages if m["role"] == "assistant"]
+    model = _scripted(replies)
+    task = Task(
+        workflow="frozen_lake_workflow",
+        raw_task={"desc": MAP},
+        workflow_args={"max_steps": 6, "show_positions": True},
+    )
+    (exp,) = _run(task, model)
+    assert exp.reward == 1.0
+    text = model.tokenizer.decode(exp.tokens.tolist(), skip_special_tokens=False)
+    assert all(m["content"] in text for m in messages)
+
+
 def test_map_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         fl.generate_map(1, 0.8, 0)
@@ -281,6 +309,18 @@ def test_step_wise_variant_gives_one_experience_per_move() -> None:
     # every step's prompt holds the earlier steps' exact tokens
     for before, after in itertools.pairwise(exps):
         assert after.tokens[: len(before.tokens)].tolist() == before.tokens.tolist()
+
+
+def test_step_wise_variant_shows_positions_when_asked() -> None:
+    task = Task(
+        workflow="step_wise_frozen_lake_workflow",
+        raw_task={"desc": MAP},
+        workflow_args={"max_steps": 1, "show_positions": True},
+    )
+    model = _scripted(["```Right```"])
+    (exp,) = task.to_workflow(model).run()
+    prompt = model.tokenizer.decode(exp.tokens.tolist(), skip_special_tokens=False)
+    assert "You are at row 1, column 1; the goal is at row 3, column 3." in prompt
 
 
 def test_step_wise_variant_needs_history() -> None:

@@ -161,6 +161,14 @@ class TextFrozenLake:
     def position(self) -> tuple[int, int]:
         return divmod(int(self.env.s), int(self.env.ncol))
 
+    @property
+    def goal(self) -> tuple[int, int]:
+        """``(row, column)`` of the goal tile."""
+        for r, row in enumerate(self.desc):
+            if "G" in row:
+                return r, row.index("G")
+        raise ValueError(f"map {self.desc} has no goal")
+
     def _tile(self) -> bytes:
         r, c = self.position
         return bytes(self.env.desc[r, c])

@@ -13,7 +13,9 @@ reward plus ``invalid_action_penalty`` for an unparseable reply; train it with t
 Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 ``size`` (4), ``p`` (0.8, chance of a frozen tile), ``seed`` (42), ``is_slippery``
 (false), ``desc`` (a fixed map instead of a random one), ``max_steps`` (10; alias
-``agent_max_steps``), ``system_prompt``, ``invalid_action_penalty`` (0.0, step-wise).
+``agent_max_steps``), ``system_prompt``, ``invalid_action_penalty`` (0.0, step-wise),
+``show_positions`` (false: when true, every observation also states the 1-based row
+and column of the player and of the goal, below the grid).
 
 ``demonstration`` writes an optimal player's conversation on a map, for supervised
 warm starts (``examples/frozen_lake/sft.yaml``).
@@ -26,7 +28,7 @@ from typing import Any
 
 import reinforge.envs.frozen_lake.env as frozen_lake_env
 from reinforge.core import Experience, Task
-from reinforge.envs.frozen_lake.env import ACTION_NAMES, TextFrozenLake
+from reinforge.envs.frozen_lake.env import ACTION_NAMES, StepResult, TextFrozenLake
 from reinforge.envs.frozen_lake.prompts import feedback, start_messages
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.multi_turn import MultiTurnWorkflow, context_full
@@ -44,6 +46,7 @@ class FrozenLakeSettings:
     max_steps: int = 10
     system_prompt: str | None = None
     invalid_action_penalty: float = 0.0
+    show_positions: bool = False
 
     @classmethod
     def from_task(cls, task: Task) -> FrozenLakeSettings:
@@ -65,6 +68,14 @@ class FrozenLakeSettings:
             is_slippery=bool(self.is_slippery),
             desc=self.desc,
         )
+
+    def start_messages(self, env: TextFrozenLake) -> list[dict[str, Any]]:
+        """The system prompt and the first observation of a game on ``env``."""
+        return start_messages(env, self.system_prompt, bool(self.show_positions))
+
+    def feedback(self, action: int, result: StepResult, env: TextFrozenLake) -> str:
+        """The user message after a move that did not end the game."""
+        return feedback(action, result, env, bool(self.show_positions))
 
 
 @dataclass
@@ -94,13 +105,13 @@ def demonstration(settings: FrozenLakeSettings) -> dict[str, Any]:
     has it (same system prompt, observations and feedback), for supervised warm
     starts: ``{"messages": [...]}`` ending with the move that reaches the goal."""
     env = settings.make_env()
-    messages = start_messages(env, settings.system_prompt)
+    messages = settings.start_messages(env)
     for action in frozen_lake_env.shortest_moves(env.desc):
         messages.append({"role": "assistant", "content": f"```{ACTION_NAMES[action]}```"})
         result = env.step(action)
         if result.done:
             break
-        messages.append({"role": "user", "content": feedback(action, result)})
+        messages.append({"role": "user", "content": settings.feedback(action, result, env)})
     if not env.success():
         raise RuntimeError(f"the shortest walk on map {env.desc} did not reach the goal")
     return {"messages": messages}
@@ -147,7 +158,7 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
         self.env = self.settings.make_env()
         self.reset_turns()
         stats = EpisodeStats()
-        messages = start_messages(self.env, self.settings.system_prompt)
+        messages = self.settings.start_messages(self.env)
         for _ in range(self.settings.max_steps):
             if self.context_full(messages[-1]["content"]):
                 stats.context_full = True
@@ -161,7 +172,9 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
             stats.effective += result.action_is_effective
             if result.done:
                 break
-            messages.append({"role": "user", "content": feedback(action, result)})
+            messages.append(
+                {"role": "user", "content": self.settings.feedback(action, result, self.env)}
+            )
         stats.success = self.env.success()
         exps = self.process_messages_to_experiences(messages, float(stats.success), stats.metrics())
         for exp in exps:
@@ -193,7 +206,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
 
     def _start(self) -> None:
         self.env = self.settings.make_env()
-        self.messages = start_messages(self.env, self.settings.system_prompt)
+        self.messages = self.settings.start_messages(self.env)
         self.stats = EpisodeStats()
         self._step_reward = 0.0
         self._last_turn: Experience | None = None
@@ -228,7 +241,9 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
         self._step_reward = result.reward + penalty
         if result.done:
             return False
-        self.messages.append({"role": "user", "content": feedback(action, result)})
+        self.messages.append(
+            {"role": "user", "content": self.settings.feedback(action, result, self.env)}
+        )
         return True
 
     def reward(self, exps: list[Experience], step_num: int) -> float:
