@@ -125,6 +125,55 @@ def fmt(summary_row: dict[str, Any], signed: bool = False) -> str:
     ).format(signed=signed)
 
 
+# ---- players that need no model --------------------------------------------------------
+
+
+def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, float]:
+    """Success on the config's eval maps (its ``max_steps``) of three players that need
+    no model, as the scale a learnt policy is read against: ``random`` picks one of the
+    four moves uniformly, ``toward_goal`` one of the moves that shorten the distance to
+    the goal whatever lies there (only the two positions read), ``shortest`` walks an
+    optimal path (1.0 unless a map needs more than ``max_steps`` moves)."""
+    import random
+
+    from reinforge.envs.frozen_lake import env as fl
+
+    raw = yaml.safe_load(config.read_text())
+    taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
+    max_steps = int((taskset.get("workflow_args") or {}).get("max_steps", 10))
+    rows = [json.loads(line) for line in (config.parent / taskset["path"]).read_text().splitlines()]
+    delta = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
+
+    def toward_goal(env: Any, rng: random.Random) -> int:
+        (r, c), (gr, gc) = env.position, env.goal
+        closer = [
+            a
+            for a, (dr, dc) in delta.items()
+            if abs(gr - r - dr) + abs(gc - c - dc) < abs(gr - r) + abs(gc - c)
+        ]
+        return rng.choice(closer)
+
+    players = {"random": lambda env, rng: rng.choice(fl.MOVES), "toward_goal": toward_goal}
+    rng = random.Random(0)
+    result: dict[str, float] = {}
+    for name, player in players.items():
+        wins = 0
+        for row in rows:
+            for _ in range(games_per_map):
+                env = fl.TextFrozenLake(size=row["size"], p=row["p"], seed=row["seed"])
+                for _ in range(max_steps):
+                    if env.step(player(env, rng)).done:
+                        break
+                wins += env.success()
+        result[name] = wins / (len(rows) * games_per_map)
+    shortest = [len(fl.shortest_moves(fl.generate_map(r["size"], r["p"], r["seed"]))) for r in rows]
+    result["shortest"] = sum(n <= max_steps for n in shortest) / len(rows)
+    return result
+
+
+REFERENCES = {"frozen_lake": frozen_lake_references}
+
+
 # ---- running ----------------------------------------------------------------------------
 
 
@@ -259,6 +308,9 @@ def plot(result: dict[str, Any], path: Path, title: str) -> None:
     base = result["stages"].get("base", {}).get("mean")
     if base is not None and not math.isnan(base):
         ax.axhline(base, color="black", ls=":", label="base model")
+    chance = result.get("references", {}).get("random")
+    if chance is not None:
+        ax.axhline(chance, color="red", ls="--", lw=0.8, label="random moves")
     ax.set_xlabel("RL step (0 = the SFT warm start)")
     ax.set_ylabel("held-out success")
     ax.set_title(title)
@@ -272,6 +324,10 @@ def report(result: dict[str, Any]) -> None:
     print(f"\nheld-out success over seeds {result['seeds']} (mean [95% t-interval]):")
     for stage, row in result["stages"].items():
         print(f"  {stage:16} {fmt(row)}   values {[round(v, 3) for v in row['values']]}")
+    if "references" in result:
+        print("  players without a model on the same maps: " + ", ".join(
+            f"{name} {value:.3f}" for name, value in result["references"].items()
+        ))  # fmt: skip
     if "difference" in result:
         diff = result["difference"]
         print(f"  {diff['name']:16} {fmt(diff, signed=True)}  (paired by seed, final eval)")
@@ -317,6 +373,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for seed in range(1, args.seeds + 1):
         runs += run_seed(args, spec, seed, args.out)
     result = analyse(runs, ["base", "sft", *args.algorithms])
+    if args.env in REFERENCES:
+        result["references"] = REFERENCES[args.env](spec.example / spec.rl)
     result["settings"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     (args.out / "results.json").write_text(json.dumps(result, indent=2))
     plot(result, args.out / "curves.png", f"{args.env}, {args.model}, {args.seeds} seeds")

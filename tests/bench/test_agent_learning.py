@@ -86,3 +86,23 @@ def test_a_tiny_run_writes_every_stage(al, tmp_path: Path, tiny_model_path: Path
         steps = [point[0] for point in result["curves"][name]]
         assert steps == [0, 1]  # the warm start, then the eval after the RL step
     assert (out / "curves.png").stat().st_size > 0
+
+
+def test_players_without_a_model_set_the_scale(al, tmp_path: Path) -> None:
+    """On the shipped held-out maps an optimal walker always wins in the allowed moves,
+    random moves rarely, and stepping toward the goal in between; on a map whose
+    holes lie off every shortening move, stepping toward the goal always wins."""
+    shipped = al.frozen_lake_references(
+        BENCH.parent / "examples" / "frozen_lake" / "grpo.yaml", games_per_map=50
+    )
+    assert shipped["shortest"] == 1.0
+    assert 0.02 < shipped["random"] < shipped["toward_goal"] < 1.0
+    # seed 2's map needs one move (make_data.py's "shortest": 1), so toward_goal wins it
+    (tmp_path / "test.jsonl").write_text('{"seed": 2, "size": 4, "p": 0.8}\n')
+    config = {"buffer": {"explorer_input": {"eval_tasksets": [
+        {"path": "test.jsonl", "workflow_args": {"max_steps": 1}},
+    ]}}}  # fmt: skip
+    (tmp_path / "c.yaml").write_text(json.dumps(config))
+    one = al.frozen_lake_references(tmp_path / "c.yaml", games_per_map=40)
+    assert one["toward_goal"] == 1.0 and one["shortest"] == 1.0
+    assert 0.0 < one["random"] < 0.6  # one move in four reaches it
