@@ -53,10 +53,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=4)
     parser.add_argument("--p", type=float, default=0.8)
     parser.add_argument(
-        "--show-positions",
+        "--show-surroundings",
         action="store_true",
-        help="demonstrations whose observations state where the player and the goal are "
-        "(the workflow's show_positions; the configs must set it too)",
+        help="demonstrations whose observations say where the goal is and what each move reaches "
+        "(the workflow's show_surroundings; the configs must set it too)",
     )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
     args = parser.parse_args(argv)
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     demos = [
         demonstration(
             FrozenLakeSettings(
-                size=r["size"], p=r["p"], seed=r["seed"], show_positions=args.show_positions
+                size=r["size"], p=r["p"], seed=r["seed"], show_surroundings=args.show_surroundings
             )
         )
         for r in rows[args.train + args.test :]

@@ -11,6 +11,7 @@ import pytest
 from reinforge.core import Task
 from reinforge.envs import FrozenLakeWorkflow, StepWiseFrozenLakeWorkflow
 from reinforge.envs.frozen_lake import env as fl
+from reinforge.envs.frozen_lake import prompts
 from reinforge.envs.frozen_lake.workflow import FrozenLakeSettings, demonstration
 from reinforge.explorer.messages import FAILED, OK, TaskRequest
 from reinforge.explorer.runner import WorkflowRunner
@@ -104,27 +105,30 @@ def test_a_demonstration_is_the_conversation_the_workflow_has() -> None:
         position = found + len(message["content"])
 
 
-def test_show_positions_states_where_the_player_and_the_goal_are() -> None:
-    """With ``show_positions`` every observation names both positions (1-based) and the
-    system prompt says which way rows and columns count; the workflow shows the very
-    text its demonstrations hold, and a replay of one wins."""
-    settings = FrozenLakeSettings(desc=MAP, show_positions=True)
+def test_show_surroundings_says_where_the_goal_is_and_what_each_move_reaches() -> None:
+    """With ``show_surroundings`` every observation says where the goal lies and what
+    each move reaches, the system prompt says so, the workflow shows the very text its
+    demonstrations hold, and a replay of one wins."""
+    settings = FrozenLakeSettings(desc=MAP, show_surroundings=True)
     messages = demonstration(settings)["messages"]
-    assert "Down adds one to your row" in messages[0]["content"]
+    assert "what one move in each direction reaches" in messages[0]["content"]
     users = [m["content"] for m in messages if m["role"] == "user"]
-    assert "You are at row 1, column 1; the goal is at row 3, column 3." in users[0]
-    first = fl.ACTION_NAMES[fl.shortest_moves(MAP)[0]]
-    dr, dc = DELTA[fl.shortest_moves(MAP)[0]]
-    assert users[1].startswith(f"You moved {first}.")
-    assert f"You are at row {1 + dr}, column {1 + dc};" in users[1]
+    # MAP: start top-left, a hole in the middle, the goal bottom-right
+    assert "The goal is 2 rows down and 2 columns right of you." in users[0]
+    assert "One move away: Left edge, Down ice, Right ice, Up edge." in users[0]
+    env = fl.TextFrozenLake(desc=["FSF", "FHF", "FFG"])  # above the hole, one column off
+    assert prompts.surroundings(env) == (
+        "The goal is 2 rows down and 1 column right of you.\n"
+        "One move away: Left ice, Down hole, Right ice, Up edge."
+    )
     plain = demonstration(FrozenLakeSettings(desc=MAP))["messages"]
-    assert not any("You are at row" in m["content"] for m in plain)
+    assert not any("One move away" in m["content"] for m in plain)
     replies = [m["content"] for m in messages if m["role"] == "assistant"]
     model = _scripted(replies)
     task = Task(
         workflow="frozen_lake_workflow",
         raw_task={"desc": MAP},
-        workflow_args={"max_steps": 6, "show_positions": True},
+        workflow_args={"max_steps": 6, "show_surroundings": True},
     )
     (exp,) = _run(task, model)
     assert exp.reward == 1.0
@@ -311,16 +315,16 @@ def test_step_wise_variant_gives_one_experience_per_move() -> None:
         assert after.tokens[: len(before.tokens)].tolist() == before.tokens.tolist()
 
 
-def test_step_wise_variant_shows_positions_when_asked() -> None:
+def test_step_wise_variant_shows_surroundings_when_asked() -> None:
     task = Task(
         workflow="step_wise_frozen_lake_workflow",
         raw_task={"desc": MAP},
-        workflow_args={"max_steps": 1, "show_positions": True},
+        workflow_args={"max_steps": 1, "show_surroundings": True},
     )
     model = _scripted(["```Right```"])
     (exp,) = task.to_workflow(model).run()
     prompt = model.tokenizer.decode(exp.tokens.tolist(), skip_special_tokens=False)
-    assert "You are at row 1, column 1; the goal is at row 3, column 3." in prompt
+    assert "The goal is 2 rows down and 2 columns right of you." in prompt
 
 
 def test_step_wise_variant_needs_history() -> None:

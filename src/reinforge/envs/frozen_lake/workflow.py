@@ -14,8 +14,8 @@ Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 ``size`` (4), ``p`` (0.8, chance of a frozen tile), ``seed`` (42), ``is_slippery``
 (false), ``desc`` (a fixed map instead of a random one), ``max_steps`` (10; alias
 ``agent_max_steps``), ``system_prompt``, ``invalid_action_penalty`` (0.0, step-wise),
-``show_positions`` (false: when true, every observation also states the 1-based row
-and column of the player and of the goal, below the grid).
+``show_surroundings`` (false: when true, every observation also says, below the grid,
+where the goal lies from the player and what each move reaches).
 
 ``demonstration`` writes an optimal player's conversation on a map, for supervised
 warm starts (``examples/frozen_lake/sft.yaml``).
@@ -46,7 +46,7 @@ class FrozenLakeSettings:
     max_steps: int = 10
     system_prompt: str | None = None
     invalid_action_penalty: float = 0.0
-    show_positions: bool = False
+    show_surroundings: bool = False
 
     @classmethod
     def from_task(cls, task: Task) -> FrozenLakeSettings:
@@ -71,11 +71,11 @@ class FrozenLakeSettings:
 
     def start_messages(self, env: TextFrozenLake) -> list[dict[str, Any]]:
         """The system prompt and the first observation of a game on ``env``."""
-        return start_messages(env, self.system_prompt, bool(self.show_positions))
+        return start_messages(env, self.system_prompt, bool(self.show_surroundings))
 
     def feedback(self, action: int, result: StepResult, env: TextFrozenLake) -> str:
         """The user message after a move that did not end the game."""
-        return feedback(action, result, env, bool(self.show_positions))
+        return feedback(action, result, env, bool(self.show_surroundings))
 
 
 @dataclass
