@@ -132,7 +132,9 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
     """Success on the config's eval maps (its ``max_steps``) of three players that need
     no model, as the scale a learnt policy is read against: ``random`` picks one of the
     four moves uniformly, ``toward_goal`` one of the moves that shorten the distance to
-    the goal whatever lies there (only the two positions read), ``shortest`` walks an
+    the goal whatever lies there (only the two positions read), ``toward_goal_safe`` the
+    same among the moves that reach no hole (else any move that reaches none: what
+    ``show_surroundings`` states, read one move at a time), ``shortest`` walks an
     optimal path (1.0 unless a map needs more than ``max_steps`` moves)."""
     import random
 
@@ -144,16 +146,33 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
     rows = [json.loads(line) for line in (config.parent / taskset["path"]).read_text().splitlines()]
     delta = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
 
-    def toward_goal(env: Any, rng: random.Random) -> int:
+    def closer(env: Any) -> list[int]:
         (r, c), (gr, gc) = env.position, env.goal
-        closer = [
+        distance = abs(gr - r) + abs(gc - c)
+        return [
+            a for a, (dr, dc) in delta.items() if abs(gr - r - dr) + abs(gc - c - dc) < distance
+        ]
+
+    def safe(env: Any) -> list[int]:
+        (r, c), size = env.position, len(env.desc)
+        return [
             a
             for a, (dr, dc) in delta.items()
-            if abs(gr - r - dr) + abs(gc - c - dc) < abs(gr - r) + abs(gc - c)
+            if not (0 <= r + dr < size and 0 <= c + dc < size) or env.desc[r + dr][c + dc] != "H"
         ]
-        return rng.choice(closer)
 
-    players = {"random": lambda env, rng: rng.choice(fl.MOVES), "toward_goal": toward_goal}
+    def toward_goal(env: Any, rng: random.Random) -> int:
+        return rng.choice(closer(env))
+
+    def toward_goal_safe(env: Any, rng: random.Random) -> int:
+        good = [a for a in closer(env) if a in safe(env)]
+        return rng.choice(good or safe(env))
+
+    players = {
+        "random": lambda env, rng: rng.choice(fl.MOVES),
+        "toward_goal": toward_goal,
+        "toward_goal_safe": toward_goal_safe,
+    }
     rng = random.Random(0)
     result: dict[str, float] = {}
     for name, player in players.items():

@@ -96,7 +96,7 @@ def test_players_without_a_model_set_the_scale(al, tmp_path: Path) -> None:
         BENCH.parent / "examples" / "frozen_lake" / "grpo.yaml", games_per_map=50
     )
     assert shipped["shortest"] == 1.0
-    assert 0.02 < shipped["random"] < shipped["toward_goal"] < 1.0
+    assert 0.02 < shipped["random"] < shipped["toward_goal"] < shipped["toward_goal_safe"] < 1.0
     # seed 2's map needs one move (make_data.py's "shortest": 1), so toward_goal wins it
     (tmp_path / "test.jsonl").write_text('{"seed": 2, "size": 4, "p": 0.8}\n')
     config = {"buffer": {"explorer_input": {"eval_tasksets": [
