@@ -3,8 +3,10 @@ that warm start, over seeds, on an environment's held-out tasks.
 
     .venv/bin/python bench/agent_learning.py --env frozen_lake [--seeds 3] [--rl-steps 8]
         [--sft-steps 6] [--eval-games 64] [--model smollm2-135m-instruct] [--out DIR]
+        [--jobs 2]
 
-For each seed it runs (``reinforge run``, one process each unless ``--in-process``):
+For each seed it runs (``reinforge run``, one process each unless ``--in-process``;
+``--jobs N`` runs N seeds side by side, each process with cores / N torch threads):
 
 1. the example's ``sft.yaml`` with ``--sft-steps`` steps, evaluated before (the **base**
    model) and after (the **warm start**) on the held-out tasks;
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,9 +206,10 @@ def evals_of(run_dir: Path, eval_name: str) -> list[tuple[int, float]]:
 
 
 def reinforge_run(
-    config: Path, run_dir: Path, overrides: list[str], in_process: bool
+    config: Path, run_dir: Path, overrides: list[str], in_process: bool, threads: int | None = None
 ) -> tuple[float, float]:
-    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MB)``."""
+    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MB)``. ``threads``
+    sets the subprocess's ``OMP_NUM_THREADS`` (torch's intra-op threads)."""
     args = run_args(config, run_dir, [*overrides, *QUIET])
     start = time.perf_counter()
     if in_process:
@@ -221,7 +225,10 @@ def reinforge_run(
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     code = "from reinforge.cli.main import app; app()"
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=out)
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, *args], stdout=out, stderr=out, env=env
+        )
         _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
@@ -252,7 +259,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
         f"explorer.eval_interval={args.sft_steps}", f"checkpoint.save_interval={args.sft_steps}",
         *eval_overrides(sft_config, args.eval_games), *args.extra,
     ]  # fmt: skip
-    wall, rss = reinforge_run(sft_config, sft_dir, sft_overrides, args.in_process)
+    wall, rss = reinforge_run(sft_config, sft_dir, sft_overrides, args.in_process, args.threads)
     evals = evals_of(sft_dir, spec.eval_name)
     if not evals or evals[0][0] != 0:
         raise SystemExit(f"{sft_dir}: no step-0 eval in metrics.jsonl")
@@ -274,7 +281,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
             "checkpoint.save_interval=null", *eval_overrides(rl_config, args.eval_games),
             *spec.rl_overrides, *args.extra,
         ]  # fmt: skip
-        wall, rss = reinforge_run(rl_config, run_dir, overrides, args.in_process)
+        wall, rss = reinforge_run(rl_config, run_dir, overrides, args.in_process, args.threads)
         # the warm start is step 0 of every RL curve: the same weights
         curve = [(0, sft.evals[-1][1]), *evals_of(run_dir, spec.eval_name)]
         runs.append(Run(algorithm, seed, wall, rss, curve))
@@ -371,9 +378,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--out", type=Path, default=None, help="default: a new /tmp folder")
     parser.add_argument("--in-process", action="store_true", help="no subprocesses (tests)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="seeds run side by side, each run with cores / jobs torch threads")  # fmt: skip
     parser.add_argument("--set", action="append", default=[], dest="extra",
                         help="a --set override for every run")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.jobs < 1 or (args.jobs > 1 and args.in_process):
+        parser.error("--jobs must be at least 1, and 1 with --in-process")
+    args.threads = max(1, (os.cpu_count() or 1) // args.jobs) if args.jobs > 1 else None
     if args.eval_every is None:
         args.eval_every = max(1, args.rl_steps // 2)
     if args.out is None:
@@ -388,9 +400,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"{args.env}: {args.seeds} seeds, {args.sft_steps} SFT steps, {args.rl_steps} RL "
           f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
           f"games per eval, model {args.model}; output {args.out}", flush=True)  # fmt: skip
-    runs: list[Run] = []
-    for seed in range(1, args.seeds + 1):
-        runs += run_seed(args, spec, seed, args.out)
+    seeds = range(1, args.seeds + 1)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        per_seed = list(pool.map(lambda seed: run_seed(args, spec, seed, args.out), seeds))
+    runs = [run for seed_runs in per_seed for run in seed_runs]
     result = analyse(runs, ["base", "sft", *args.algorithms])
     if args.env in REFERENCES:
         result["references"] = REFERENCES[args.env](spec.example / spec.rl)
