@@ -1,6 +1,6 @@
 """Generate the FrozenLake taskset shipped in ``data/`` (deterministic).
 
-    python examples/frozen_lake/make_data.py --train 48 --test 16 --demos 128 --size 4 --p 0.8
+    python examples/frozen_lake/make_data.py --train 48 --test 16 --demos 512 --size 4 --p 0.8
 
 Each task row is ``{"seed": 7, "size": 4, "p": 0.8}``: the frozen_lake_workflow draws
 the map from these (start and goal at random frozen tiles, always solvable).
@@ -10,7 +10,9 @@ workflow ignores it.
 ``demonstrations.jsonl`` holds, for ``--demos`` further maps, the conversation an
 optimal player has (``reinforge.envs.frozen_lake.workflow.demonstration``: the
 workflow's own system prompt, observations and feedback), for the supervised warm
-start of ``sft.yaml``. Train, test and demonstration maps never share a map.
+start of ``sft.yaml``. Train, test and demonstration maps never share a map. Its
+observations carry the ``show_surroundings`` lines (``--no-show-surroundings`` for
+the grid alone), as the configs' workflow_args ask.
 """
 
 from __future__ import annotations
@@ -49,14 +51,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=int, default=48)
     parser.add_argument("--test", type=int, default=16)
-    parser.add_argument("--demos", type=int, default=128)
+    parser.add_argument("--demos", type=int, default=512)
     parser.add_argument("--size", type=int, default=4)
     parser.add_argument("--p", type=float, default=0.8)
     parser.add_argument(
         "--show-surroundings",
-        action="store_true",
-        help="demonstrations whose observations say where the goal is and what each move reaches "
-        "(the workflow's show_surroundings; the configs must set it too)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="demonstrations whose observations say where the goal is and what each move "
+        "reaches (the workflow's show_surroundings, which the configs set too)",
     )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
     args = parser.parse_args(argv)
