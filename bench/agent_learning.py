@@ -2,13 +2,13 @@
 that warm start, over seeds, on an environment's held-out tasks.
 
     .venv/bin/python bench/agent_learning.py --env frozen_lake [--seeds 3] [--rl-steps 8]
-        [--sft-steps 6] [--eval-games 64] [--model smollm2-135m-instruct] [--out DIR]
+        [--sft-steps N] [--eval-games 64] [--model smollm2-135m-instruct] [--out DIR]
         [--jobs 2]
 
 For each seed it runs (``reinforge run``, one process each unless ``--in-process``;
 ``--jobs N`` runs N seeds side by side, each process with cores / N torch threads):
 
-1. the example's ``sft.yaml`` with ``--sft-steps`` steps, evaluated before (the **base**
+1. the example's ``sft.yaml`` with ``--sft-steps`` steps (default: its own), evaluated before (the **base**
    model) and after (the **warm start**) on the held-out tasks;
 2. from that checkpoint (``model.init_from``), each algorithm of ``--algorithms``
    (default ``multi_step_grpo`` and ``gigpo``) for ``--rl-steps`` steps, both on the
@@ -369,7 +369,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--env", choices=sorted(ENVS), default="frozen_lake")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N")
     parser.add_argument("--algorithms", nargs="+", default=[BASELINE, CANDIDATE])
-    parser.add_argument("--sft-steps", type=int, default=6)
+    parser.add_argument("--sft-steps", type=int, default=None, help="default: sft.yaml's")
     parser.add_argument("--rl-steps", type=int, default=8)
     parser.add_argument("--eval-every", type=int, default=None, help="default: rl-steps / 2")
     parser.add_argument("--eval-games", type=int, default=64, help="held-out games per eval")
@@ -396,6 +396,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     spec = ENVS[args.env]
+    if args.sft_steps is None:
+        sft_config = yaml.safe_load((spec.example / spec.sft).read_text())
+        args.sft_steps = int(sft_config["buffer"]["total_steps"])
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{args.env}: {args.seeds} seeds, {args.sft_steps} SFT steps, {args.rl_steps} RL "
           f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
