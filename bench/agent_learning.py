@@ -147,7 +147,7 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
     taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
     max_steps = int((taskset.get("workflow_args") or {}).get("max_steps", 10))
     rows = [json.loads(line) for line in (config.parent / taskset["path"]).read_text().splitlines()]
-    delta = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
+    delta = fl.MOVE_DELTAS
 
     def closer(env: Any) -> list[int]:
         (r, c), (gr, gc) = env.position, env.goal

@@ -20,7 +20,7 @@ from reinforge.models.engines.mock import MockEngine
 from reinforge.workflows import WORKFLOWS
 
 MAP = ["SFF", "FHF", "FFG"]  # start top-left, hole in the middle, goal bottom-right
-DELTA = {fl.LEFT: (0, -1), fl.DOWN: (1, 0), fl.RIGHT: (0, 1), fl.UP: (-1, 0)}
+DELTA = fl.MOVE_DELTAS
 
 
 def _scripted(replies: list[str]) -> ModelWrapper:

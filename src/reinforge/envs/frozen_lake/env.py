@@ -27,6 +27,8 @@ import numpy as np
 STILL, LEFT, DOWN, RIGHT, UP = range(5)
 ACTION_NAMES = {STILL: "Still", LEFT: "Left", DOWN: "Down", RIGHT: "Right", UP: "Up"}
 MOVES = (LEFT, DOWN, RIGHT, UP)
+#: (row, column) offset of each move
+MOVE_DELTAS = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
 # custom action -> gymnasium FrozenLakeEnv action
 TO_GYM = {LEFT: 0, DOWN: 1, RIGHT: 2, UP: 3}
 INVALID_ACTION = STILL
@@ -66,7 +68,7 @@ def _reachable(grid: list[list[str]], start: tuple[int, int], goal: tuple[int, i
         r, c = todo.popleft()
         if (r, c) == goal:
             return True
-        for dr, dc in ((0, -1), (1, 0), (0, 1), (-1, 0)):
+        for dr, dc in MOVE_DELTAS.values():
             nr, nc = r + dr, c + dc
             if 0 <= nr < size and 0 <= nc < size and (nr, nc) not in seen and grid[nr][nc] != "H":
                 seen.add((nr, nc))
@@ -83,7 +85,6 @@ def shortest_moves(desc: list[str]) -> list[int]:
     start = next(cell for cell in cells if desc[cell[0]][cell[1]] == "S")
     came_from: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {start: None}
     todo = deque([start])
-    steps = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
     while todo:
         r, c = todo.popleft()
         if desc[r][c] == "G":
@@ -94,7 +95,7 @@ def shortest_moves(desc: list[str]) -> list[int]:
                 moves.append(move)
             return moves[::-1]
         for move in MOVES:
-            dr, dc = steps[move]
+            dr, dc = MOVE_DELTAS[move]
             nr, nc = r + dr, c + dc
             inside = 0 <= nr < size and 0 <= nc < size
             if inside and desc[nr][nc] != "H" and (nr, nc) not in came_from:

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reinforge.envs.frozen_lake.env import (
-    ACTION_NAMES,
-    DOWN,
-    LEFT,
-    RIGHT,
-    UP,
-    StepResult,
-    TextFrozenLake,
-)
+from reinforge.envs.frozen_lake.env import ACTION_NAMES, MOVE_DELTAS, StepResult, TextFrozenLake
 
-MOVE_DELTAS = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
 TILE_NAMES = {"F": "ice", "S": "ice", "H": "hole", "G": "goal"}
 
 SYSTEM_PROMPT = """You are playing FrozenLake on a square grid.
