@@ -49,6 +49,25 @@ def test_seed_reaches_every_unset_seed(tmp_path):
     assert _cfg(tmp_path, None).model.mock.seed == 0  # no top-level seed: defaults stay
 
 
+def test_seed_reaches_the_sft_rows_shuffle(tmp_path):
+    """Seeds of a bench must train on different batch orders: the top-level seed
+    reaches mode sft's dataset and ``trainer.sft_aux`` (both shuffle with their seed)."""
+    rows = tmp_path / "demos.jsonl"
+    rows.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    data = {
+        "seed": 5,
+        "mode": "sft",
+        "model": {"engine": "mock"},
+        "buffer": {"trainer_input": {"experience_buffer": {"path": str(rows)}}},
+        "trainer": {"sft_aux": {"path": str(rows)}},
+    }
+    cfg = config_from_dict(data)
+    assert cfg.buffer.trainer_input.experience_buffer.seed == 5 == cfg.trainer.sft_aux.seed
+    data["buffer"]["trainer_input"]["experience_buffer"]["seed"] = 9
+    assert config_from_dict(data).buffer.trainer_input.experience_buffer.seed == 9
+    assert config_from_dict({**data, "seed": None}).trainer.sft_aux.seed == 42
+
+
 def _explore(cfg):
     explorer = Explorer.from_config(cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path)
     try:

@@ -150,6 +150,10 @@ class ReinforgeConfig(StrictModel):
         for taskset in [inputs.taskset, *inputs.eval_tasksets]:
             if taskset is not None:
                 put(taskset, seed)
+        # the SFT rows' shuffle: mode sft's dataset and the demonstrations mixed into RL
+        for dataset in (self.buffer.trainer_input.experience_buffer, self.trainer.sft_aux):
+            if dataset is not None:
+                put(dataset, seed)
         for i, aux in enumerate(self.explorer.auxiliary_models, 1):
             put(aux.hf, seed + i)
             put(aux.mock, seed + i)
