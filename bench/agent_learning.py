@@ -6,7 +6,8 @@ that warm start, over seeds, on an environment's held-out tasks.
         [--jobs 2]
 
 For each seed it runs (``reinforge run``, one process each unless ``--in-process``;
-``--jobs N`` runs N seeds side by side, each process with cores / N torch threads):
+``--jobs N`` runs N seeds side by side, each process with cores / N torch threads;
+``--reuse-sft`` starts from the warm starts an earlier call left in ``--out``):
 
 1. the example's ``sft.yaml`` with ``--sft-steps`` steps (default: its own), evaluated before (the **base**
    model) and after (the **warm start**) on the held-out tasks;
@@ -259,7 +260,14 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
         f"explorer.eval_interval={args.sft_steps}", f"checkpoint.save_interval={args.sft_steps}",
         *eval_overrides(sft_config, args.eval_games), *args.extra,
     ]  # fmt: skip
-    wall, rss = reinforge_run(sft_config, sft_dir, sft_overrides, args.in_process, args.threads)
+    cost = sft_dir.parent / "sft_cost.json"  # the SFT run's wall time and peak RSS
+    if args.reuse_sft and (sft_dir / "checkpoints").is_dir():
+        recorded = json.loads(cost.read_text()) if cost.is_file() else {}
+        wall, rss = recorded.get("wall_s", math.nan), recorded.get("peak_rss_mb", math.nan)
+        print(f"seed {seed}  reusing the warm start in {sft_dir}", flush=True)
+    else:
+        wall, rss = reinforge_run(sft_config, sft_dir, sft_overrides, args.in_process, args.threads)
+        cost.write_text(json.dumps({"wall_s": wall, "peak_rss_mb": rss}))
     evals = evals_of(sft_dir, spec.eval_name)
     if not evals or evals[0][0] != 0:
         raise SystemExit(f"{sft_dir}: no step-0 eval in metrics.jsonl")
@@ -378,6 +386,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--out", type=Path, default=None, help="default: a new /tmp folder")
     parser.add_argument("--in-process", action="store_true", help="no subprocesses (tests)")
+    parser.add_argument("--reuse-sft", action="store_true",
+                        help="start from the SFT runs an earlier call left in --out (same "
+                        "seeds), running only the RL stages")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=1,
                         help="seeds run side by side, each run with cores / jobs torch threads")  # fmt: skip
     parser.add_argument("--set", action="append", default=[], dest="extra",
@@ -404,8 +415,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
           f"games per eval, model {args.model}; output {args.out}", flush=True)  # fmt: skip
     seeds = range(1, args.seeds + 1)
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        per_seed = list(pool.map(lambda seed: run_seed(args, spec, seed, args.out), seeds))
+    if args.jobs == 1:  # in this thread: an in-process run installs signal handlers
+        per_seed = [run_seed(args, spec, seed, args.out) for seed in seeds]
+    else:
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            per_seed = list(pool.map(lambda seed: run_seed(args, spec, seed, args.out), seeds))
     runs = [run for seed_runs in per_seed for run in seed_runs]
     result = analyse(runs, ["base", "sft", *args.algorithms])
     if args.env in REFERENCES:

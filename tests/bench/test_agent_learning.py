@@ -86,6 +86,18 @@ def test_a_tiny_run_writes_every_stage(al, tmp_path: Path, tiny_model_path: Path
         steps = [point[0] for point in result["curves"][name]]
         assert steps == [0, 1]  # the warm start, then the eval after the RL step
     assert (out / "curves.png").stat().st_size > 0
+    # --reuse-sft: the RL stages again from the same warm start, which is not retrained
+    checkpoint = next((out / "runs" / "seed1" / "sft" / "checkpoints").iterdir())
+    stamp = (checkpoint / "state.json").stat().st_mtime_ns
+    again = al.main([
+        "--seeds", "1", "--sft-steps", "1", "--rl-steps", "1", "--eval-games", "2",
+        "--batch-size", "1", "--repeat-times", "2", "--model", "tiny-random-smollm2",
+        "--out", str(out), "--in-process", "--reuse-sft", "--algorithms", "gigpo",
+    ])  # fmt: skip
+    assert (checkpoint / "state.json").stat().st_mtime_ns == stamp
+    assert set(again["stages"]) == {"base", "sft", "gigpo"}
+    assert again["stages"]["sft"]["values"] == result["stages"]["sft"]["values"]
+    assert again["runs"][1]["wall_s"] == result["runs"][1]["wall_s"]  # the recorded cost
 
 
 def test_players_without_a_model_set_the_scale(al, tmp_path: Path) -> None:
