@@ -209,7 +209,7 @@ def evals_of(run_dir: Path, eval_name: str) -> list[tuple[int, float]]:
 def reinforge_run(
     config: Path, run_dir: Path, overrides: list[str], in_process: bool, threads: int | None = None
 ) -> tuple[float, float]:
-    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MB)``. ``threads``
+    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MiB)``. ``threads``
     sets the subprocess's ``OMP_NUM_THREADS`` (torch's intra-op threads)."""
     args = run_args(config, run_dir, [*overrides, *QUIET])
     start = time.perf_counter()
@@ -274,7 +274,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
     base = Run("base", seed, 0.0, 0.0, [evals[0]])
     sft = Run("sft", seed, wall, rss, [e for e in evals if e[0] > 0] or [evals[-1]])
     print(f"seed {seed}  base {base.evals[0][1]:.3f}  sft {sft.evals[-1][1]:.3f}  "
-          f"({wall:.0f} s, {rss:.0f} MB)", flush=True)  # fmt: skip
+          f"({wall:.0f} s, {rss:.0f} MiB)", flush=True)  # fmt: skip
     runs = [base, sft]
     for algorithm in args.algorithms:
         run_dir = out / "runs" / f"seed{seed}" / algorithm
@@ -294,7 +294,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
         curve = [(0, sft.evals[-1][1]), *evals_of(run_dir, spec.eval_name)]
         runs.append(Run(algorithm, seed, wall, rss, curve))
         print(f"seed {seed}  {algorithm:16} " + "  ".join(f"s{s}:{v:.3f}" for s, v in curve)
-              + f"  ({wall:.0f} s, {rss:.0f} MB)", flush=True)  # fmt: skip
+              + f"  ({wall:.0f} s, {rss:.0f} MiB)", flush=True)  # fmt: skip
     return runs
 
 
@@ -369,7 +369,7 @@ def report(result: dict[str, Any]) -> None:
     for run in result["runs"]:
         if run["name"] != "base":
             print(f"  seed {run['seed']}  {run['name']:16} {run['wall_s']:7.0f} s  "
-                  f"{run['peak_rss_mb']:7.0f} MB")  # fmt: skip
+                  f"{run['peak_rss_mb']:7.0f} MiB")  # fmt: skip
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
