@@ -158,12 +158,7 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
         ]
 
     def safe(env: Any) -> list[int]:
-        (r, c), size = env.position, len(env.desc)
-        return [
-            a
-            for a, (dr, dc) in delta.items()
-            if not (0 <= r + dr < size and 0 <= c + dc < size) or env.desc[r + dr][c + dc] != "H"
-        ]
+        return [a for a in fl.MOVES if env.tile_after(a) != "H"]
 
     def toward_goal(env: Any, rng: random.Random) -> int:
         return rng.choice(closer(env))

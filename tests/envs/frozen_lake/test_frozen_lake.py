@@ -123,6 +123,8 @@ def test_show_surroundings_says_where_the_goal_is_and_what_each_move_reaches() -
     )
     plain = demonstration(FrozenLakeSettings(desc=MAP))["messages"]
     assert not any("One move away" in m["content"] for m in plain)
+    assert prompts.start_messages(env, "")[0]["content"] == prompts.SYSTEM_PROMPT  # empty: default
+    assert [env.tile_after(m) for m in fl.MOVES] == ["F", "H", "F", None]
     replies = [m["content"] for m in messages if m["role"] == "assistant"]
     model = _scripted(replies)
     task = Task(

@@ -170,6 +170,14 @@ class TextFrozenLake:
                 return r, row.index("G")
         raise ValueError(f"map {self.desc} has no goal")
 
+    def tile_after(self, move: int) -> str | None:
+        """The map letter (S/F/H/G) one ``move`` away from the player, or ``None``
+        past the edge."""
+        (row, col), (dr, dc) = self.position, MOVE_DELTAS[move]
+        r, c = row + dr, col + dc
+        inside = 0 <= r < len(self.desc) and 0 <= c < len(self.desc[0])
+        return self.desc[r][c] if inside else None
+
     def _tile(self) -> bytes:
         r, c = self.position
         return bytes(self.env.desc[r, c])

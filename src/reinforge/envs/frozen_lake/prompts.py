@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reinforge.envs.frozen_lake.env import ACTION_NAMES, MOVE_DELTAS, StepResult, TextFrozenLake
+from reinforge.envs.frozen_lake.env import ACTION_NAMES, MOVES, StepResult, TextFrozenLake
 
 TILE_NAMES = {"F": "ice", "S": "ice", "H": "hole", "G": "goal"}
 
@@ -41,10 +41,9 @@ def surroundings(env: TextFrozenLake) -> str:
         offsets.append(_count(abs(goal_col - col), "column", "right" if goal_col > col else "left"))
     goal = f"The goal is {' and '.join(offsets)} of you." if offsets else "You are on the goal."
     reached = []
-    for move, (dr, dc) in MOVE_DELTAS.items():
-        r, c = row + dr, col + dc
-        inside = 0 <= r < len(env.desc) and 0 <= c < len(env.desc[0])
-        reached.append(f"{ACTION_NAMES[move]} {TILE_NAMES[env.desc[r][c]] if inside else 'edge'}")
+    for move in MOVES:
+        tile = env.tile_after(move)
+        reached.append(f"{ACTION_NAMES[move]} {TILE_NAMES[tile] if tile else 'edge'}")
     return f"{goal}\nOne move away: {', '.join(reached)}."
 
 
@@ -70,7 +69,7 @@ def feedback(
 def start_messages(
     env: TextFrozenLake, system_prompt: str | None = None, show_surroundings: bool = False
 ) -> list[dict[str, Any]]:
-    if system_prompt is None:
+    if not system_prompt:  # None or empty: the built-in rules
         system_prompt = (
             f"{SYSTEM_PROMPT}\n{SURROUNDINGS_RULE}" if show_surroundings else SYSTEM_PROMPT
         )
