@@ -246,6 +246,28 @@ def eval_overrides(config: Path, eval_games: int) -> list[str]:
     return [f"{first}.limit={tasks}", f"{first}.repeat_times={repeat}"]
 
 
+def rl_overrides(
+    args: argparse.Namespace, spec: EnvSpec, sft_dir: Path, algorithm: str
+) -> list[str]:
+    """``--set`` items of an RL stage: ``algorithm`` from the warm start in ``sft_dir``
+    with the step-wise workflow, ``--rl-steps`` steps of ``--batch-size`` tasks x
+    ``--repeat-times`` (as many passes over the training tasks as that takes), evals
+    every ``--eval-every`` steps, then ``--set``."""
+    rl_config = spec.example / spec.rl
+    return [
+        f"model.init_from={sft_dir}", f"trainer.algorithm={algorithm}",
+        f"buffer.explorer_input.taskset.default_workflow_type={spec.step_wise_workflow}",
+        "explorer.rollout_model.enable_history=true",
+        "buffer.experience_pipeline.operators=[]",  # no filter: gigpo's step level
+        f"buffer.total_steps={args.rl_steps}", f"buffer.batch_size={args.batch_size}",
+        f"buffer.total_epochs={args.rl_steps}",  # one step per epoch at worst: never short
+        f"buffer.explorer_input.taskset.repeat_times={args.repeat_times}",
+        "explorer.eval_on_start=false", f"explorer.eval_interval={args.eval_every}",
+        "checkpoint.save_interval=null", *eval_overrides(rl_config, args.eval_games),
+        *spec.rl_overrides, *args.extra,
+    ]  # fmt: skip
+
+
 def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> list[Run]:
     model = [f"model.model_path={args.model}", f"seed={seed}"]
     sft_config, rl_config = spec.example / spec.sft, spec.example / spec.rl
@@ -273,17 +295,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
     runs = [base, sft]
     for algorithm in args.algorithms:
         run_dir = out / "runs" / f"seed{seed}" / algorithm
-        overrides = [
-            *model, f"model.init_from={sft_dir}", f"trainer.algorithm={algorithm}",
-            f"buffer.explorer_input.taskset.default_workflow_type={spec.step_wise_workflow}",
-            "explorer.rollout_model.enable_history=true",
-            "buffer.experience_pipeline.operators=[]",  # no filter: gigpo's step level
-            f"buffer.total_steps={args.rl_steps}", f"buffer.batch_size={args.batch_size}",
-            f"buffer.explorer_input.taskset.repeat_times={args.repeat_times}",
-            "explorer.eval_on_start=false", f"explorer.eval_interval={args.eval_every}",
-            "checkpoint.save_interval=null", *eval_overrides(rl_config, args.eval_games),
-            *spec.rl_overrides, *args.extra,
-        ]  # fmt: skip
+        overrides = [*model, *rl_overrides(args, spec, sft_dir, algorithm)]
         wall, rss = reinforge_run(rl_config, run_dir, overrides, args.in_process, args.threads)
         # the warm start is step 0 of every RL curve: the same weights
         curve = [(0, sft.evals[-1][1]), *evals_of(run_dir, spec.eval_name)]

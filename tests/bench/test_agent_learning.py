@@ -118,3 +118,23 @@ def test_players_without_a_model_set_the_scale(al, tmp_path: Path) -> None:
     one = al.frozen_lake_references(tmp_path / "c.yaml", games_per_map=40)
     assert one["toward_goal"] == 1.0 and one["shortest"] == 1.0
     assert 0.0 < one["random"] < 0.6  # one move in four reaches it
+
+
+def test_rl_stage_runs_every_step_it_is_asked_for(al, tmp_path: Path) -> None:
+    """More steps x tasks than the training maps hold: the RL run passes over them again
+    rather than stopping after one epoch (it stopped at 3 of 6 steps before)."""
+    from reinforge.config import load_config
+    from reinforge.explorer.cursor import TasksetCursor
+
+    spec = al.ENVS["frozen_lake"]
+    args = al.parse_args(["--rl-steps", "6", "--batch-size", "16", "--repeat-times", "8"])
+    items = al.rl_overrides(args, spec, tmp_path / "sft", "gigpo")
+    cfg = load_config(spec.example / spec.rl, items)
+    taskset = cfg.buffer.explorer_input.taskset
+    rows = sum(1 for line in (spec.example / taskset.path).read_text().splitlines() if line)
+    assert rows < 6 * 16  # the case this test is about
+    cursor = TasksetCursor(
+        rows, cfg.buffer.batch_size, cfg.buffer.total_epochs, cfg.buffer.total_steps
+    )
+    assert cursor.total == 6
+    assert cfg.trainer.algorithm == "gigpo" and taskset.repeat_times == 8
