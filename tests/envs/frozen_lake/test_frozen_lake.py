@@ -203,6 +203,19 @@ def test_settings_come_from_the_row_then_workflow_args() -> None:
         FrozenLakeSettings.from_task(Task(workflow_args={"max_steps": 0}))
 
 
+def test_settings_read_strings_as_their_types_and_name_a_bad_value() -> None:
+    """Values from a CSV row or ``--set`` arrive as strings: "false" must be False (a
+    non-empty string is truthy), and a value that is no bool names its setting."""
+    task = Task(workflow_args={"show_surroundings": "false", "is_slippery": "0", "size": "5"})
+    s = FrozenLakeSettings.from_task(task)
+    assert (s.show_surroundings, s.is_slippery, s.size) == (False, False, 5)
+    assert FrozenLakeSettings.from_task(
+        Task(workflow_args={"show_surroundings": "true"})
+    ).show_surroundings
+    with pytest.raises(ValueError, match="show_surroundings"):
+        FrozenLakeSettings.from_task(Task(workflow_args={"show_surroundings": "sometimes"}))
+
+
 def test_workflow_env_helpers() -> None:
     wf = _task(desc=MAP).to_workflow(ModelWrapper(MockEngine()))
     assert wf.render() == "P _ _\n_ O _\n_ _ G" and not wf.finished()

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 import reinforge.envs.frozen_lake.env as frozen_lake_env
 from reinforge.core import Experience, Task
 from reinforge.envs.frozen_lake.env import ACTION_NAMES, StepResult, TextFrozenLake
@@ -55,7 +57,10 @@ class FrozenLakeSettings:
             merged["max_steps"] = merged["agent_max_steps"]
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in merged.items() if k in known and v is not None}
-        settings = cls(**values)
+        try:  # "false" from a CSV or --set is False, not a true non-empty string
+            settings = TypeAdapter(cls).validate_python(values)
+        except ValidationError as exc:
+            raise ValueError(f"frozen lake settings (workflow_args or task row): {exc}") from None
         if settings.max_steps < 1:
             raise ValueError(f"frozen lake max_steps must be at least 1, got {settings.max_steps}")
         return settings
