@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 
+import pytest
+
 from reinforge.buffer.operators import (
     ExperienceOperatorV1,
     InvalidRewardFilter,
@@ -61,6 +63,25 @@ def test_reward_std_filter_threshold_and_invalid_rewards() -> None:
     out, metrics = run(RewardStdFilter(threshold=0.1), [*small, *large, *only_one_valid])
     assert out == large
     assert metrics["reward_std_filter/dropped_groups"] == 2.0
+
+
+def test_reward_std_filter_per_run_compares_outcomes() -> None:
+    """Step-wise runs: two that both won (in 1 and in 2 steps) have equal outcomes, so
+    the group goes with ``per_run``; by experience its step rewards 0, 1, 1 differ."""
+
+    def step(task: int, run: int, step: int, reward: float) -> Experience:
+        return Experience(
+            tokens=[1, 2], prompt_length=1, reward=reward, eid=EID(task=task, run=run, step=step)
+        )
+
+    both_won = [step(0, 0, 0, 0.0), step(0, 0, 1, 1.0), step(0, 1, 0, 1.0)]
+    one_lost = [step(1, 0, 0, 0.0), step(1, 0, 1, 0.0), step(1, 1, 0, 1.0)]
+    kept, _ = run(RewardStdFilter(), [*both_won, *one_lost])
+    assert len(kept) == 6
+    kept, metrics = run(RewardStdFilter(per_run=True), [*both_won, *one_lost])
+    assert kept == one_lost and metrics["reward_std_filter/dropped_groups"] == 1.0
+    with pytest.raises(ValueError, match="per_run"):
+        RewardStdFilter(per_run="yes")
 
 
 def test_invalid_reward_filter_drops_and_counts_each_cause() -> None:

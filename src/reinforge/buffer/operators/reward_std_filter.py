@@ -23,12 +23,21 @@ class RewardStdFilter(ExperienceOperatorV1):
     (``ddof=0``) over the group's valid rewards (missing/NaN/inf ignored); a group
     with fewer than two valid rewards counts as std 0 and is dropped at the default
     threshold. Surviving experiences keep their original order.
+
+    ``per_run: true`` is for step-wise workflows (one experience per step): each run
+    (``eid.run``) counts once, by its last step's reward, its outcome. That is what
+    ``step_wise_grpo``, ``multi_step_grpo`` and GiGPO's episode level compare; by
+    experience, a group of runs that all won in different numbers of steps (earlier
+    steps 0, last 1) would be kept though its outcome advantages are all 0.
     """
 
-    def __init__(self, threshold: float = 0.0) -> None:
+    def __init__(self, threshold: float = 0.0, per_run: bool = False) -> None:
         self.threshold = float(threshold)
         if self.threshold < 0:
             raise ValueError(f"threshold must be >= 0, got {threshold}")
+        if not isinstance(per_run, bool):
+            raise ValueError(f"per_run must be true or false, got {per_run!r}")
+        self.per_run = per_run
 
     async def process(self, exps: list[Experience]) -> OperatorResult:
         groups = groups_by_task(exps)
@@ -41,7 +50,12 @@ class RewardStdFilter(ExperienceOperatorV1):
             dropped_metric(NAME): float(len(exps) - len(kept)),
         }
 
-    @staticmethod
-    def _std(group: list[Experience]) -> float:
+    def _std(self, group: list[Experience]) -> float:
+        if self.per_run:
+            last: dict[int, Experience] = {}
+            for exp in group:
+                if exp.eid.run not in last or exp.eid.step >= last[exp.eid.run].eid.step:
+                    last[exp.eid.run] = exp
+            group = list(last.values())
         rewards = [r for e in group if (r := valid_reward(e)) is not None]
         return statistics.pstdev(rewards) if len(rewards) >= 2 else 0.0
