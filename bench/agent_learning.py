@@ -33,6 +33,7 @@ run, the SFT one included, so give only keys both configs have (``model.*``, ...
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -132,8 +133,11 @@ def fmt(summary_row: dict[str, Any], signed: bool = False) -> str:
 # ---- players that need no model --------------------------------------------------------
 
 
-def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, float]:
-    """Success on the config's eval maps (its ``max_steps``) of three players that need
+def frozen_lake_references(
+    config: Path, games_per_map: int = 200, maps: Path | None = None
+) -> dict[str, float]:
+    """Success on the config's eval maps, or those in ``maps`` (at the eval's
+    ``max_steps``), of four players that need
     no model, as the scale a learnt policy is read against: ``random`` picks one of the
     four moves uniformly, ``toward_goal`` one of the moves that shorten the distance to
     the goal whatever lies there (only the two positions read), ``toward_goal_safe`` the
@@ -147,7 +151,8 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
     raw = yaml.safe_load(config.read_text())
     taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
     max_steps = int((taskset.get("workflow_args") or {}).get("max_steps", 10))
-    rows = [json.loads(line) for line in (config.parent / taskset["path"]).read_text().splitlines()]
+    path = maps or config.parent / taskset["path"]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
     delta = fl.MOVE_DELTAS
 
     def closer(env: Any) -> list[int]:
@@ -192,6 +197,33 @@ def frozen_lake_references(config: Path, games_per_map: int = 200) -> dict[str, 
 REFERENCES = {"frozen_lake": frozen_lake_references}
 
 
+def make_data_module() -> Any:
+    """``examples/frozen_lake/make_data.py``, which writes the shipped maps."""
+    path = ENVS["frozen_lake"].example / "make_data.py"
+    spec = importlib.util.spec_from_file_location("make_data", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def new_frozen_lake_maps(count: int, path: Path) -> Path:
+    """Write ``count`` task rows of maps that no shipped row has: the next ones of
+    ``make_data.py``'s sequence after its training, test and demonstration maps (16
+    test maps resolve held-out success in steps of 1/16 when a policy plays each map
+    the same way every time)."""
+    make_data = make_data_module()
+    data = ENVS["frozen_lake"].example / "data"
+    shipped = sum(
+        sum(1 for line in (data / name).read_text().splitlines() if line)
+        for name in ("train.jsonl", "test.jsonl", "demonstrations.jsonl")
+    )
+    first = json.loads((data / "train.jsonl").read_text().splitlines()[0])
+    rows = make_data.distinct_maps(shipped + count, first["size"], first["p"])[shipped:]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
 # ---- running ----------------------------------------------------------------------------
 
 
@@ -234,16 +266,19 @@ def reinforge_run(
     return wall, usage.ru_maxrss / 1024  # KB on Linux
 
 
-def eval_overrides(config: Path, eval_games: int) -> list[str]:
+def eval_overrides(config: Path, eval_games: int, tasks_path: Path | None = None) -> list[str]:
     """``--set`` items so the config's first eval taskset plays ``eval_games`` games:
-    its first ``min(eval_games, rows)`` tasks, ``eval_games // rows`` times each."""
+    its first ``min(eval_games, rows)`` tasks, ``eval_games // rows`` times each; from
+    ``tasks_path`` instead of its own file when given."""
     raw = yaml.safe_load(config.read_text())
     taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
-    rows = sum(1 for line in (config.parent / taskset["path"]).read_text().splitlines() if line)
+    path = tasks_path or config.parent / taskset["path"]
+    rows = sum(1 for line in path.read_text().splitlines() if line)
     tasks = max(1, min(eval_games, rows))
     repeat = max(1, eval_games // tasks)
     first = "buffer.explorer_input.eval_tasksets[0]"
-    return [f"{first}.limit={tasks}", f"{first}.repeat_times={repeat}"]
+    moved = [f"{first}.path={path.resolve()}"] if tasks_path else []
+    return [*moved, f"{first}.limit={tasks}", f"{first}.repeat_times={repeat}"]
 
 
 def rl_overrides(
@@ -262,8 +297,10 @@ def rl_overrides(
         f"buffer.total_steps={args.rl_steps}", f"buffer.batch_size={args.batch_size}",
         f"buffer.total_epochs={args.rl_steps}",  # one step per epoch at worst: never short
         f"buffer.explorer_input.taskset.repeat_times={args.repeat_times}",
-        "explorer.eval_on_start=false", f"explorer.eval_interval={args.eval_every}",
-        "checkpoint.save_interval=null", *eval_overrides(rl_config, args.eval_games),
+        # step 0 is the warm start, evaluated in the run on the same games as its steps
+        "explorer.eval_on_start=true", f"explorer.eval_interval={args.eval_every}",
+        "checkpoint.save_interval=null",
+        *eval_overrides(rl_config, args.eval_games, args.eval_tasks),
         *spec.rl_overrides, *args.extra,
     ]  # fmt: skip
 
@@ -275,7 +312,7 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
     sft_overrides = [
         *model, f"buffer.total_steps={args.sft_steps}", "explorer.eval_on_start=true",
         f"explorer.eval_interval={args.sft_steps}", f"checkpoint.save_interval={args.sft_steps}",
-        *eval_overrides(sft_config, args.eval_games), *args.extra,
+        *eval_overrides(sft_config, args.eval_games, args.eval_tasks), *args.extra,
     ]  # fmt: skip
     cost = sft_dir.parent / "sft_cost.json"  # the SFT run's wall time and peak RSS
     if args.reuse_sft and (sft_dir / "checkpoints").is_dir():
@@ -297,9 +334,12 @@ def run_seed(args: argparse.Namespace, spec: EnvSpec, seed: int, out: Path) -> l
         run_dir = out / "runs" / f"seed{seed}" / algorithm
         overrides = [*model, *rl_overrides(args, spec, sft_dir, algorithm)]
         wall, rss = reinforge_run(rl_config, run_dir, overrides, args.in_process, args.threads)
-        # the warm start is step 0 of every RL curve: the same weights
-        curve = [(0, sft.evals[-1][1]), *evals_of(run_dir, spec.eval_name)]
+        curve = evals_of(run_dir, spec.eval_name)
         runs.append(Run(algorithm, seed, wall, rss, curve))
+        if curve and curve[0][0] == 0 and sft.evals[-1] != (args.sft_steps, curve[0][1]):
+            # the warm start's level: the RL stage's step 0 (the same weights, and the
+            # same eval games as the RL steps, also where --reuse-sft's SFT ran other ones)
+            sft.evals.append((args.sft_steps, curve[0][1]))
         print(f"seed {seed}  {algorithm:16} " + "  ".join(f"s{s}:{v:.3f}" for s, v in curve)
               + f"  ({wall:.0f} s, {rss:.0f} MiB)", flush=True)  # fmt: skip
     return runs
@@ -388,6 +428,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rl-steps", type=int, default=8)
     parser.add_argument("--eval-every", type=int, default=None, help="default: rl-steps / 2")
     parser.add_argument("--eval-games", type=int, default=64, help="held-out games per eval")
+    parser.add_argument("--eval-maps", type=int, default=0,
+                        help="FrozenLake: evaluate on this many new maps (none in the shipped "
+                        "rows) instead of the 16 test maps")  # fmt: skip
     parser.add_argument("--batch-size", type=int, default=4, help="tasks per RL step")
     parser.add_argument("--repeat-times", type=int, default=8, help="rollouts per task")
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -408,6 +451,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.eval_every = max(1, args.rl_steps // 2)
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
+    if args.eval_maps and args.env != "frozen_lake":
+        parser.error("--eval-maps is for --env frozen_lake")
+    args.eval_tasks = None  # set by main() from --eval-maps
     return args
 
 
@@ -418,6 +464,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sft_config = yaml.safe_load((spec.example / spec.sft).read_text())
         args.sft_steps = int(sft_config["buffer"]["total_steps"])
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.eval_maps:
+        args.eval_tasks = new_frozen_lake_maps(args.eval_maps, args.out / "heldout_maps.jsonl")
     print(f"{args.env}: {args.seeds} seeds, {args.sft_steps} SFT steps, {args.rl_steps} RL "
           f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
           f"games per eval, model {args.model}; output {args.out}", flush=True)  # fmt: skip
@@ -430,7 +478,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs = [run for seed_runs in per_seed for run in seed_runs]
     result = analyse(runs, ["base", "sft", *args.algorithms])
     if args.env in REFERENCES:
-        result["references"] = REFERENCES[args.env](spec.example / spec.rl)
+        result["references"] = REFERENCES[args.env](spec.example / spec.rl, maps=args.eval_tasks)
     result["settings"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     (args.out / "results.json").write_text(json.dumps(result, indent=2))
     plot(result, args.out / "curves.png", f"{args.env}, {args.model}, {args.seeds} seeds")

@@ -85,6 +85,8 @@ def test_a_tiny_run_writes_every_stage(al, tmp_path: Path, tiny_model_path: Path
     for name in ("multi_step_grpo", "gigpo"):
         steps = [point[0] for point in result["curves"][name]]
         assert steps == [0, 1]  # the warm start, then the eval after the RL step
+        # the warm start's level is the RL run's own step-0 eval, on the same games
+        assert result["curves"][name][0][1] == result["stages"]["sft"]["values"][0]
     assert (out / "curves.png").stat().st_size > 0
     # --reuse-sft: the RL stages again from the same warm start, which is not retrained
     checkpoint = next((out / "runs" / "seed1" / "sft" / "checkpoints").iterdir())
@@ -138,3 +140,38 @@ def test_rl_stage_runs_every_step_it_is_asked_for(al, tmp_path: Path) -> None:
     )
     assert cursor.total == 6
     assert cfg.trainer.algorithm == "gigpo" and taskset.repeat_times == 8
+
+
+def test_new_maps_are_none_of_the_shipped_ones(al, tmp_path: Path) -> None:
+    """--eval-maps: maps outside the training, test and demonstration rows, and the
+    eval overrides that point the eval taskset at them."""
+    from reinforge.envs.frozen_lake.env import TextFrozenLake, generate_map
+
+    example = BENCH.parent / "examples" / "frozen_lake"
+    path = al.new_frozen_lake_maps(40, tmp_path / "maps.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    new = {tuple(generate_map(r["size"], r["p"], r["seed"])) for r in rows}
+    assert len(new) == 40
+    shipped = [
+        json.loads(line)
+        for name in ("train.jsonl", "test.jsonl")
+        for line in (example / "data" / name).read_text().splitlines()
+    ]
+    assert not new & {tuple(generate_map(r["size"], r["p"], r["seed"])) for r in shipped}
+    demos = (example / "data" / "demonstrations.jsonl").read_text()  # first boards shown
+
+    def shown(row: dict) -> str:  # a game's first board as it is written in the jsonl
+        board = TextFrozenLake(size=row["size"], p=row["p"], seed=row["seed"]).render()
+        return json.dumps(f"Current map:\n{board}")[1:-1]
+
+    assert not any(shown(row) in demos for row in rows)
+    first_demo = {"size": 4, "p": 0.8, "seed": len(shipped)}  # seeds 0-63 make distinct maps
+    assert al.make_data_module().distinct_maps(len(shipped) + 1, 4, 0.8)[-1]["seed"] == len(shipped)
+    assert shown(first_demo) in demos  # the check can see a shipped board
+    items = al.eval_overrides(example / "grpo.yaml", 80, path)
+    first = "buffer.explorer_input.eval_tasksets[0]"
+    assert items == [
+        f"{first}.path={path.resolve()}",
+        f"{first}.limit=40",
+        f"{first}.repeat_times=2",
+    ]
