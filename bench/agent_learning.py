@@ -207,11 +207,11 @@ def make_data_module() -> Any:
     return module
 
 
-def new_frozen_lake_maps(count: int, path: Path) -> Path:
+def new_frozen_lake_maps(count: int, path: Path, skip: int = 0) -> Path:
     """Write ``count`` task rows of maps that no shipped row has: the next ones of
-    ``make_data.py``'s sequence after its training, test and demonstration maps (16
-    test maps resolve held-out success in steps of 1/16 when a policy plays each map
-    the same way every time)."""
+    ``make_data.py``'s sequence after its training, test and demonstration maps, and
+    after ``skip`` more (16 test maps resolve held-out success in steps of 1/16 when a
+    policy plays each map the same way every time)."""
     make_data = make_data_module()
     data = ENVS["frozen_lake"].example / "data"
     shipped = sum(
@@ -219,7 +219,8 @@ def new_frozen_lake_maps(count: int, path: Path) -> Path:
         for name in ("train.jsonl", "test.jsonl", "demonstrations.jsonl")
     )
     first = json.loads((data / "train.jsonl").read_text().splitlines()[0])
-    rows = make_data.distinct_maps(shipped + count, first["size"], first["p"])[shipped:]
+    start = shipped + skip
+    rows = make_data.distinct_maps(start + count, first["size"], first["p"])[start:]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 
@@ -297,6 +298,7 @@ def rl_overrides(
         f"buffer.total_steps={args.rl_steps}", f"buffer.batch_size={args.batch_size}",
         f"buffer.total_epochs={args.rl_steps}",  # one step per epoch at worst: never short
         f"buffer.explorer_input.taskset.repeat_times={args.repeat_times}",
+        *([f"buffer.explorer_input.taskset.path={args.train_tasks.resolve()}"] if args.train_tasks else []),
         # step 0 is the warm start, evaluated in the run on the same games as its steps
         "explorer.eval_on_start=true", f"explorer.eval_interval={args.eval_every}",
         "checkpoint.save_interval=null",
@@ -431,6 +433,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-maps", type=int, default=0,
                         help="FrozenLake: evaluate on this many new maps (none in the shipped "
                         "rows) instead of the 16 test maps")  # fmt: skip
+    parser.add_argument("--train-maps", type=int, default=0,
+                        help="FrozenLake: RL on this many new maps (after the --eval-maps ones) "
+                        "instead of the 48 training maps")  # fmt: skip
     parser.add_argument("--batch-size", type=int, default=4, help="tasks per RL step")
     parser.add_argument("--repeat-times", type=int, default=8, help="rollouts per task")
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -451,9 +456,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.eval_every = max(1, args.rl_steps // 2)
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
-    if args.eval_maps and args.env != "frozen_lake":
-        parser.error("--eval-maps is for --env frozen_lake")
-    args.eval_tasks = None  # set by main() from --eval-maps
+    if (args.eval_maps or args.train_maps) and args.env != "frozen_lake":
+        parser.error("--eval-maps and --train-maps are for --env frozen_lake")
+    args.eval_tasks = args.train_tasks = None  # set by main() from --eval-maps, --train-maps
     return args
 
 
@@ -466,6 +471,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.eval_maps:
         args.eval_tasks = new_frozen_lake_maps(args.eval_maps, args.out / "heldout_maps.jsonl")
+    if args.train_maps:
+        args.train_tasks = new_frozen_lake_maps(
+            args.train_maps, args.out / "train_maps.jsonl", skip=args.eval_maps
+        )
     print(f"{args.env}: {args.seeds} seeds, {args.sft_steps} SFT steps, {args.rl_steps} RL "
           f"steps of {args.batch_size} tasks x {args.repeat_times}, {args.eval_games} held-out "
           f"games per eval, model {args.model}; output {args.out}", flush=True)  # fmt: skip

@@ -175,3 +175,11 @@ def test_new_maps_are_none_of_the_shipped_ones(al, tmp_path: Path) -> None:
         f"{first}.limit=40",
         f"{first}.repeat_times=2",
     ]
+    # --train-maps: the maps after those, for the RL stages
+    train = al.new_frozen_lake_maps(10, tmp_path / "train.jsonl", skip=40)
+    train_rows = [json.loads(line) for line in train.read_text().splitlines()]
+    assert min(r["seed"] for r in train_rows) > max(r["seed"] for r in rows)
+    args = al.parse_args(["--train-maps", "10", "--eval-maps", "40"])
+    args.train_tasks, args.eval_tasks = train, path
+    cfg_items = al.rl_overrides(args, al.ENVS["frozen_lake"], tmp_path / "sft", "gigpo")
+    assert f"buffer.explorer_input.taskset.path={train.resolve()}" in cfg_items
