@@ -51,11 +51,8 @@ class RewardStdFilter(ExperienceOperatorV1):
         }
 
     def _std(self, group: list[Experience]) -> float:
-        if self.per_run:
-            last: dict[int, Experience] = {}
-            for exp in group:
-                if exp.eid.run not in last or exp.eid.step >= last[exp.eid.run].eid.step:
-                    last[exp.eid.run] = exp
-            group = list(last.values())
+        if self.per_run:  # each run's last step (the later one where steps tie)
+            runs = Experience.group_by(group, "run").values()
+            group = [sorted(run, key=lambda e: e.eid.step)[-1] for run in runs]
         rewards = [r for e in group if (r := valid_reward(e)) is not None]
         return statistics.pstdev(rewards) if len(rewards) >= 2 else 0.0
