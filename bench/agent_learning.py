@@ -456,6 +456,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.eval_every = max(1, args.rl_steps // 2)
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
+    if args.eval_maps < 0 or args.train_maps < 0:
+        parser.error("--eval-maps and --train-maps count maps: 0 or more")
     if (args.eval_maps or args.train_maps) and args.env != "frozen_lake":
         parser.error("--eval-maps and --train-maps are for --env frozen_lake")
     args.eval_tasks = args.train_tasks = None  # set by main() from --eval-maps, --train-maps

@@ -179,6 +179,13 @@ def test_new_maps_are_none_of_the_shipped_ones(al, tmp_path: Path) -> None:
     train = al.new_frozen_lake_maps(10, tmp_path / "train.jsonl", skip=40)
     train_rows = [json.loads(line) for line in train.read_text().splitlines()]
     assert min(r["seed"] for r in train_rows) > max(r["seed"] for r in rows)
+    for bad in (
+        ["--eval-maps", "-1"],
+        ["--train-maps", "-3"],
+        ["--env", "webshop", "--eval-maps", "8"],
+    ):
+        with pytest.raises(SystemExit):
+            al.parse_args(bad)
     args = al.parse_args(["--train-maps", "10", "--eval-maps", "40"])
     args.train_tasks, args.eval_tasks = train, path
     cfg_items = al.rl_overrides(args, al.ENVS["frozen_lake"], tmp_path / "sft", "gigpo")
