@@ -47,12 +47,16 @@ def test_nothing_of_the_wing_loads_before_a_name_is_looked_up() -> None:
         loaded += [m for m in {ENV_PACKAGES!r} if m in sys.modules]
         print("before", loaded)
         WORKFLOWS.get("frozen_lake_workflow")
-        print("after", sorted({{m.split(".")[2] for m in sys.modules
-                                if m.startswith("reinforge.envs.")}}))
+        top = {{m.split(".")[2] for m in sys.modules if m.startswith("reinforge.envs.")}}
+        print("after", sorted(top))
+        print("environments", sorted(
+            t for t in top if hasattr(sys.modules["reinforge.envs." + t], "__path__")))
         """
     )
     assert "before []" in out
-    assert "after ['frozen_lake']" in out  # one environment, not the wing
+    # one environment (a subpackage), not the wing; the shared settings reader is no env
+    assert "environments ['frozen_lake']" in out
+    assert "after ['frozen_lake', 'task_settings']" in out
 
 
 def test_every_listed_name_loads_the_class_registered_under_it() -> None:

@@ -198,6 +198,14 @@ def test_an_unknown_product_fails_the_task(shopper, closes) -> None:
     assert closes == [1]
 
 
+def test_a_setting_of_the_wrong_type_fails_the_task_naming_it(shopper) -> None:
+    row = {"session_id": GOAL, "sparse_reward": "sometimes"}
+    result = _runner_run(row, shopper("buy_target"))
+    assert result.status == FAILED
+    assert "bad webshop setting" in result.error and "sparse_reward" in result.error
+    assert _runner_run({**row, "sparse_reward": "false"}, shopper("buy_target")).status == OK
+
+
 def test_an_env_that_raises_fails_the_task_and_is_closed(shopper, closes, monkeypatch) -> None:
     def broken(self, action):
         raise OSError("search server went away")

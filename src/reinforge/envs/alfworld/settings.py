@@ -22,12 +22,13 @@ Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reinforge.core import Task
 from reinforge.envs.alfworld.games import shipped_games
+from reinforge.envs.task_settings import settings_from_task
 
 
 @dataclass
@@ -46,8 +47,7 @@ class AlfworldSettings:
     @classmethod
     def from_task(cls, task: Task, **defaults: Any) -> AlfworldSettings:
         merged = {**defaults, **(task.workflow_args or {}), **(task.raw_task or {})}
-        known = {f.name for f in fields(cls)}
-        settings = cls(**{k: v for k, v in merged.items() if k in known and v is not None})
+        settings = settings_from_task(cls, merged, "alfworld", task)
         if settings.game is None and settings.game_file is None:
             settings._game_from_text(task)
         named = settings.game_file

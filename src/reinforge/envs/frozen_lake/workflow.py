@@ -23,15 +23,14 @@ warm starts (``examples/frozen_lake/sft.yaml``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
 
 import reinforge.envs.frozen_lake.env as frozen_lake_env
 from reinforge.core import Experience, Task
 from reinforge.envs.frozen_lake.env import ACTION_NAMES, StepResult, TextFrozenLake
 from reinforge.envs.frozen_lake.prompts import feedback, start_messages
+from reinforge.envs.task_settings import settings_from_task
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
 from reinforge.workflows.multi_turn import MultiTurnWorkflow, context_full
 from reinforge.workflows.step_wise import StepWiseRewardWorkflow
@@ -55,12 +54,7 @@ class FrozenLakeSettings:
         merged = {**(task.workflow_args or {}), **(task.raw_task or {})}
         if "max_steps" not in merged and "agent_max_steps" in merged:
             merged["max_steps"] = merged["agent_max_steps"]
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in merged.items() if k in known and v is not None}
-        try:  # "false" from a CSV or --set is False, not a true non-empty string
-            settings = TypeAdapter(cls).validate_python(values)
-        except ValidationError as exc:
-            raise ValueError(f"frozen lake settings (workflow_args or task row): {exc}") from None
+        settings = settings_from_task(cls, merged, "frozen lake", task)
         if settings.max_steps < 1:
             raise ValueError(f"frozen lake max_steps must be at least 1, got {settings.max_steps}")
         return settings

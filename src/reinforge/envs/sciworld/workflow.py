@@ -16,11 +16,12 @@ Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.envs.sciworld.env import NO_MATCH, POOL, parse_action
+from reinforge.envs.task_settings import settings_from_task
 from reinforge.workflows.multi_turn import MultiTurnWorkflow
 from reinforge.workflows.workflow import WORKFLOWS
 
@@ -50,8 +51,7 @@ class SciWorldSettings:
         merged = {**(task.workflow_args or {}), **(task.raw_task or {})}
         if not merged.get("task_name") and merged.get("task"):
             merged["task_name"] = merged["task"]
-        known = {f.name for f in fields(cls)}
-        settings = cls(**{k: v for k, v in merged.items() if k in known and v is not None})
+        settings = settings_from_task(cls, merged, "sciworld", task)
         if not settings.task_name:
             raise ValueError(
                 f"task {task.task_id!r}: sciworld_workflow needs a ScienceWorld task name "

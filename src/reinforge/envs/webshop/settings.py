@@ -19,10 +19,11 @@ Settings come from the taskset row (``raw_task``) first, then ``workflow_args``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from reinforge.core import Task
+from reinforge.envs.task_settings import settings_from_task
 
 
 @dataclass
@@ -43,8 +44,7 @@ class WebShopSettings:
         merged = {**(task.workflow_args or {}), **(task.raw_task or {})}
         if merged.get("session_id") is None and merged.get("goal_id") is not None:
             merged["session_id"] = merged["goal_id"]
-        known = {f.name for f in fields(cls)}
-        settings = cls(**{k: v for k, v in merged.items() if k in known and v is not None})
+        settings = settings_from_task(cls, merged, "webshop", task)
         if settings.goal is None and settings.session_id is None:
             settings.session_id = _session_from_text(task)
         if settings.session_id is not None:
