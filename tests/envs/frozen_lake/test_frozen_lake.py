@@ -240,7 +240,7 @@ def test_solving_agent_gets_one_multi_turn_experience_with_reward_one() -> None:
     (exp,) = _run(_task(desc=MAP), model)
     assert exp.reward == 1.0
     assert exp.metrics["success"] == 1.0 and exp.metrics["env_steps"] == len(moves)
-    assert exp.metrics["invalid_actions"] == 0.0
+    assert exp.metrics["invalid_actions"] == 0.0 and exp.metrics["fell_in_hole"] == 0.0
     assert exp.info["turns"] == len(moves) and exp.info["map"] == MAP
     mask = exp.action_mask.int().tolist()
     spans = re.findall(r"1+", "".join(map(str, mask)))
@@ -256,6 +256,7 @@ def test_invalid_replies_are_counted_not_fatal() -> None:
     (exp,) = _run(_task(desc=MAP), model)
     assert exp.reward == 0.0 and exp.metrics["success"] == 0.0
     assert exp.metrics["env_steps"] == 6.0  # max_steps: never finished
+    assert exp.metrics["fell_in_hole"] == 0.0  # lost by running out of moves
     assert exp.metrics["invalid_actions"] == 5.0  # all but the one Up
     assert exp.metrics["invalid_action_ratio"] == pytest.approx(5 / 6)
     assert exp.metrics["effective_action_ratio"] == 0.0  # Up hits the edge
@@ -266,6 +267,11 @@ def test_invalid_replies_are_counted_not_fatal() -> None:
 def test_falling_into_a_hole_ends_with_reward_zero() -> None:
     (exp,) = _run(_task(desc=MAP), _scripted(["```Right```", "```Down```"]))
     assert exp.reward == 0.0 and exp.metrics["env_steps"] == 2.0
+    assert exp.metrics["fell_in_hole"] == 1.0 and exp.metrics["success"] == 0.0
+    step_wise = Task(workflow="step_wise_frozen_lake_workflow", raw_task={"desc": MAP})
+    exps = step_wise.to_workflow(_scripted(["```Right```", "```Down```"])).run()
+    assert [e.reward for e in exps] == [0.0, 0.0]
+    assert all(e.metrics["fell_in_hole"] == 1.0 for e in exps)
 
 
 def test_random_map_from_the_row_seed() -> None:
@@ -318,7 +324,7 @@ def test_step_wise_variant_gives_one_experience_per_move() -> None:
     exps = task.to_workflow(_scripted(replies)).run()
     assert [e.eid.step for e in exps] == list(range(len(moves) + 1))
     assert [e.reward for e in exps] == [-0.1, 0.0, 0.0, 0.0, 1.0]
-    assert all(e.metrics["success"] == 1.0 for e in exps)
+    assert all(e.metrics["success"] == 1.0 and e.metrics["fell_in_hole"] == 0.0 for e in exps)
     assert all(e.metrics["actual_env_steps"] == len(moves) + 1 for e in exps)
     assert all(e.experience_type == "single_turn" for e in exps)  # one reply each
     # each move carries the hash of the board it was made on (for gigpo): the invalid

@@ -85,12 +85,14 @@ class EpisodeStats:
     invalid: int = 0
     effective: int = 0
     success: bool = False
+    fell_in_hole: bool = False  # lost by a move into a hole, not by running out of moves
     context_full: bool = False
 
     def metrics(self) -> dict[str, float]:
         steps = max(self.steps, 1)
         return {
             "success": float(self.success),
+            "fell_in_hole": float(self.fell_in_hole),
             "env_steps": float(self.steps),
             "invalid_actions": float(self.invalid),
             "invalid_action_ratio": self.invalid / steps,
@@ -175,6 +177,7 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
                 {"role": "user", "content": self.settings.feedback(action, result, self.env)}
             )
         stats.success = self.env.success()
+        stats.fell_in_hole = self.env.finished() and not stats.success
         exps = self.process_messages_to_experiences(messages, float(stats.success), stats.metrics())
         for exp in exps:
             exp.info["map"] = list(self.env.desc)
@@ -252,6 +255,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
         self._start()
         exps = super().run()
         self.stats.success = self.env.success()
+        self.stats.fell_in_hole = self.env.finished() and not self.stats.success
         metrics = self.stats.metrics()
         for exp in exps:
             exp.metrics.update(metrics)
