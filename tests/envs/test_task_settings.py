@@ -78,3 +78,5 @@ def test_numbers_from_text_rows() -> None:
         WebShopSettings.from_task(
             Task(task_id="r", raw_task={"session_id": 1, "max_env_steps": 2.5})
         )
+    with pytest.raises(ValueError, match="task 'r'.*webshop.*session_id.*'abc'"):
+        WebShopSettings.from_task(Task(task_id="r", raw_task={"session_id": "abc"}))

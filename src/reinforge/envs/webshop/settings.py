@@ -47,8 +47,6 @@ class WebShopSettings:
         settings = settings_from_task(cls, merged, "webshop", task)
         if settings.goal is None and settings.session_id is None:
             settings.session_id = _session_from_text(task)
-        if settings.session_id is not None:
-            settings.session_id = _as_int(settings.session_id, task)
         if int(settings.max_env_steps) < 1:
             raise ValueError(
                 f"webshop max_env_steps must be at least 1, got {settings.max_env_steps}"
@@ -64,15 +62,6 @@ class WebShopSettings:
             return self.goal
         assert self.session_id is not None
         return self.session_id
-
-
-def _as_int(value: Any, task: Task) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"task {task.task_id!r}: webshop session_id must be a goal number, got {value!r}"
-        ) from None
 
 
 def _session_from_text(task: Task) -> int:
