@@ -40,6 +40,7 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES, sft_loss
 from reinforge.algorithms.spec import NO_ADVANTAGE
+from reinforge.algorithms.step_prefixes import TOKEN_LEVEL_LOSSES, merge_step_prefixes
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
     LOSS,
@@ -262,6 +263,8 @@ class Trainer:
         collated for the auxiliary SFT term."""
         spec = self.spec
         advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
+        if self._merges_step_prefixes:
+            exps = sorted(merge_step_prefixes(exps), key=lambda e: len(e.tokens))
         every = list(self._micro_batches(exps))
         plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
         mine = plan[self.rank.rank]
@@ -539,6 +542,18 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self._housekeeping()
         return grad_norm
+
+    @property
+    def _merges_step_prefixes(self) -> bool:
+        """Whether step-wise runs train as one row each (``merge_step_prefixes``): only
+        where that leaves the loss as it is, a token-mean of token-level terms."""
+        spec = self.spec
+        return (
+            self.cfg.merge_step_prefixes
+            and spec.loss_agg_mode == "token-mean"
+            and spec.policy_loss_fn in TOKEN_LEVEL_LOSSES
+            and spec.batch_advantages is None
+        )
 
     @property
     def is_lora(self) -> bool:

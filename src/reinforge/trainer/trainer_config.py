@@ -64,6 +64,15 @@ class TrainerConfig(StrictModel):
         "fewer to a micro-batch, so activation memory follows the tokens, not the row "
         "count; a longer row is a micro-batch of its own. None: micro_batch_size alone",
     )
+    merge_step_prefixes: bool = Field(
+        True,
+        description="train each step-wise run (steps whose prompts hold the earlier "
+        "steps' exact tokens) as one row with every step's response tokens and "
+        "advantages, instead of one row per step: the same token-mean loss and "
+        "gradient, with each token forwarded once (a run of T steps forwarded its first "
+        "tokens T times). Only with loss_agg_mode token-mean and a token-level policy "
+        "loss; other settings train the steps as they are",
+    )
     update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     dtype: Literal["float32", "bfloat16"] = "float32"
