@@ -70,13 +70,13 @@ def test_numbers_from_text_rows() -> None:
     assert (alf.game_file, alf.repeat_limit) == ("x/game.tw-pddl", 3)
     sci = SciWorldSettings.from_task(Task(raw_task={"task_name": "boil", "variation": "2"}))
     assert (sci.variation, sci.max_steps) == (2, 30)
-    with pytest.raises(ValueError, match="task 'r'.*sciworld.*variation"):
+    with pytest.raises(ValueError, match=r"task 'r'.*sciworld.*variation"):
         SciWorldSettings.from_task(
             Task(task_id="r", raw_task={"task_name": "boil", "variation": "b"})
         )
-    with pytest.raises(ValueError, match="task 'r'.*webshop.*max_env_steps"):
+    with pytest.raises(ValueError, match=r"task 'r'.*webshop.*max_env_steps"):
         WebShopSettings.from_task(
             Task(task_id="r", raw_task={"session_id": 1, "max_env_steps": 2.5})
         )
-    with pytest.raises(ValueError, match="task 'r'.*webshop.*session_id.*'abc'"):
+    with pytest.raises(ValueError, match=r"task 'r'.*webshop.*session_id.*'abc'"):
         WebShopSettings.from_task(Task(task_id="r", raw_task={"session_id": "abc"}))

@@ -77,11 +77,13 @@ def _train(path: Path, exps: list[Experience], monkeypatch, **cfg: Any):
 def test_one_row_per_run_gives_the_gradient_of_one_row_per_step(
     step_wise_runs: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    apart, apart_rows, _ = _train(
+    apart, apart_rows, apart_metrics = _train(
         tiny_model_path, step_wise_runs, monkeypatch, merge_step_prefixes=False
     )
-    merged, merged_rows, _ = _train(tiny_model_path, step_wise_runs, monkeypatch)
+    merged, merged_rows, merged_metrics = _train(tiny_model_path, step_wise_runs, monkeypatch)
     assert sum(apart_rows) == 18 and sum(merged_rows) == 6  # collated rows: steps, runs
+    assert (apart_metrics["train/rows"], merged_metrics["train/rows"]) == (18.0, 6.0)
+    assert apart_metrics["train/experiences"] == merged_metrics["train/experiences"] == 18.0
     assert merged.keys() == apart.keys() and any(bool(g.any()) for g in apart.values())
     for name, grad in apart.items():
         scale = max(float(grad.abs().max()), 1e-12)

@@ -32,6 +32,9 @@ TRAIN_NONFINITE_GRAD = "train/nonfinite_grad"
 TRAIN_GRAD_NORM = "train/grad_norm"
 TRAIN_LR = "train/lr"
 TRAIN_EXPERIENCES = "train/experiences"
+#: the rows the step forwarded: fewer than its experiences where step-wise runs were
+#: merged into one row each (``trainer.merge_step_prefixes``)
+TRAIN_ROWS = "train/rows"
 TRAIN_TOKENS = "train/tokens"
 TRAIN_STEP_TIME = "train/step_time"
 TRAIN_SAMPLES_PER_MIN = "train/samples_per_min"

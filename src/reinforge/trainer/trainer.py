@@ -52,6 +52,7 @@ from reinforge.core.metric_names import (
     TRAIN_GRAD_NORM,
     TRAIN_LR,
     TRAIN_NONFINITE_GRAD,
+    TRAIN_ROWS,
     TRAIN_SAMPLES_PER_MIN,
     TRAIN_STALE_DROPPED,
     TRAIN_STEP_TIME,
@@ -225,6 +226,7 @@ class Trainer:
             {
                 TRAIN_LR: self.scheduler.get_last_lr()[0],
                 TRAIN_EXPERIENCES: float(len(exps)),
+                TRAIN_ROWS: float(len(prepared.experiences)),
                 TRAIN_TOKENS: prepared.total_tokens,
                 TRAIN_STEP_TIME: time.monotonic() - start,
                 TRAIN_SAMPLES_PER_MIN: 60.0 * len(exps) / max(time.monotonic() - start, 1e-9),
