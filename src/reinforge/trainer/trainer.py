@@ -430,7 +430,7 @@ class Trainer:
                 share = float(batch.loss_mask.sum()) / step.demo_tokens
                 self._use_attention(self.model, batch)
                 with self._autocast():
-                    logp, _ = self.forward_module(batch, only=batch.response_mask)
+                    logp, _ = self.forward_module(batch, only=batch.loss_mask)
                 loss, _ = sft_loss(logp, None, None, batch.loss_mask)
                 self._backward(loss * (weight * share))
                 mean += float(loss.detach()) * share
@@ -455,7 +455,7 @@ class Trainer:
         self._use_attention(self.model, batch)
         with self._autocast():
             logp, logits = self.forward_module(
-                batch, with_logits=need_logits, only=batch.response_mask
+                batch, with_logits=need_logits, only=batch.loss_mask
             )
         metrics: dict[str, float] = {}
         own = step.own_rows[index]
