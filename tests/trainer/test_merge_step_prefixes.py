@@ -46,7 +46,7 @@ def step_wise_runs(tiny_model_and_tokenizer: tuple[Any, Any]) -> list[Experience
     return exps
 
 
-def _train(path: Path, exps: list[Experience], monkeypatch, **cfg: Any):
+def _train(path: Path, exps: list[Experience], monkeypatch, step_gradient, **cfg: Any):
     """One step's gradient and the rows each collated batch had."""
     rows: list[int] = []
 
@@ -57,30 +57,24 @@ def _train(path: Path, exps: list[Experience], monkeypatch, **cfg: Any):
     monkeypatch.setattr(trainer_module, "collate", recording_collate)
     config = {"algorithm": "gigpo", "lr": 1e-3, "micro_batch_size": 4, **cfg}
     trainer = Trainer(path, TrainerConfig.model_validate(config), pad_token_id=2)
-    grads: dict[str, torch.Tensor] = {}
-
-    def record(*_: Any) -> None:
-        for name, p in trainer.model.named_parameters():
-            if p.grad is not None:
-                grads[name] = p.grad.detach().clone()
-
-    handle = trainer.optimizer.register_step_pre_hook(record)
-    try:
-        metrics = trainer.train_step(copy.deepcopy(exps)).metrics
-    finally:
-        handle.remove()
+    grads, metrics = step_gradient(trainer, copy.deepcopy(exps))
     # the sampler's log-probs of every step's reply line up with the trainer's
     assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
     return grads, rows, metrics
 
 
 def test_one_row_per_run_gives_the_gradient_of_one_row_per_step(
-    step_wise_runs: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
+    step_wise_runs: list[Experience],
+    tiny_model_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    step_gradient,
 ) -> None:
     apart, apart_rows, apart_metrics = _train(
-        tiny_model_path, step_wise_runs, monkeypatch, merge_step_prefixes=False
+        tiny_model_path, step_wise_runs, monkeypatch, step_gradient, merge_step_prefixes=False
     )
-    merged, merged_rows, merged_metrics = _train(tiny_model_path, step_wise_runs, monkeypatch)
+    merged, merged_rows, merged_metrics = _train(
+        tiny_model_path, step_wise_runs, monkeypatch, step_gradient
+    )
     assert sum(apart_rows) == 18 and sum(merged_rows) == 6  # collated rows: steps, runs
     assert (apart_metrics["train/rows"], merged_metrics["train/rows"]) == (18.0, 6.0)
     assert apart_metrics["train/experiences"] == merged_metrics["train/experiences"] == 18.0
@@ -91,7 +85,10 @@ def test_one_row_per_run_gives_the_gradient_of_one_row_per_step(
 
 
 def test_sequence_level_losses_train_the_steps_apart(
-    step_wise_runs: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
+    step_wise_runs: list[Experience],
+    tiny_model_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    step_gradient,
 ) -> None:
     """GSPO's ratio is per sequence and seq-mean modes count rows: merging would change
     their loss, so those settings keep one row per step."""
@@ -99,10 +96,15 @@ def test_sequence_level_losses_train_the_steps_apart(
         tiny_model_path,
         step_wise_runs,
         monkeypatch,
+        step_gradient,
         algorithm_args={"loss_agg_mode": "seq-mean-token-mean"},
     )
     assert sum(rows) == 18
     _, rows, _ = _train(
-        tiny_model_path, step_wise_runs, monkeypatch, algorithm_args={"policy_loss_fn": "gspo"}
+        tiny_model_path,
+        step_wise_runs,
+        monkeypatch,
+        step_gradient,
+        algorithm_args={"policy_loss_fn": "gspo"},
     )
     assert sum(rows) == 18

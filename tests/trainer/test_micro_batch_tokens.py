@@ -79,25 +79,11 @@ def sampled(tiny_model_and_tokenizer: tuple[Any, Any]) -> list[Experience]:
     return exps
 
 
-def _gradient(trainer: Trainer, exps: list[Experience]) -> dict[str, torch.Tensor]:
-    grads: dict[str, torch.Tensor] = {}
-
-    def record(*_: Any) -> None:
-        for name, p in trainer.model.named_parameters():
-            if p.grad is not None:
-                grads[name] = p.grad.detach().clone()
-
-    handle = trainer.optimizer.register_step_pre_hook(record)
-    try:
-        metrics = trainer.train_step(exps).metrics
-    finally:
-        handle.remove()
-    assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
-    return grads
-
-
 def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_same(
-    sampled: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
+    sampled: list[Experience],
+    tiny_model_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    step_gradient,
 ) -> None:
     """Every micro-batch the trainer collates stays within ``micro_batch_tokens``
     (here about two rows), and the summed gradient equals the one-pass gradient."""
@@ -105,7 +91,8 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
 
     base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 8}
     whole = Trainer(tiny_model_path, TrainerConfig.model_validate(base), pad_token_id=2)
-    expected = _gradient(whole, copy.deepcopy(sampled))
+    expected, metrics = step_gradient(whole, copy.deepcopy(sampled))
+    assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
 
     longest = max(len(e.tokens) for e in sampled)
     budget = 2 * longest + 1
@@ -119,7 +106,8 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
     monkeypatch.setattr(trainer_module, "collate", recording_collate)
     cfg = TrainerConfig.model_validate({**base, "micro_batch_tokens": budget})
     split = Trainer(tiny_model_path, cfg, pad_token_id=2)
-    got = _gradient(split, copy.deepcopy(sampled))
+    got, metrics = step_gradient(split, copy.deepcopy(sampled))
+    assert metrics["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
 
     assert len(shapes) >= 4  # 8 rows, at most 2 per pass
     assert all(rows * width <= budget for rows, width in shapes)

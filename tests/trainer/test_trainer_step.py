@@ -279,7 +279,10 @@ def test_bf16_mixed_precision_trains_close_to_fp32(
 
 
 def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
-    sampled: list[Experience], tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
+    sampled: list[Experience],
+    tiny_model_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    step_gradient,
 ) -> None:
     """Experiences are ordered by length before micro-batching (less padding), and the
     update does not depend on the order they arrive in: the summed gradient of the
@@ -312,19 +315,7 @@ def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
     assert padding(arrival_chunks) > padding(sorted_chunks)
 
     def summed_gradient(trainer: Trainer, exps: list[Experience]) -> dict[str, torch.Tensor]:
-        """The (clipped) gradient the optimiser steps with."""
-        grads: dict[str, torch.Tensor] = {}
-
-        def record(*_: Any) -> None:
-            for name, p in trainer.model.named_parameters():
-                if p.grad is not None:
-                    grads[name] = p.grad.detach().clone()
-
-        handle = trainer.optimizer.register_step_pre_hook(record)
-        try:
-            trainer.train_step(exps)
-        finally:
-            handle.remove()
+        grads, _ = step_gradient(trainer, exps)
         assert grads
         return grads
 
