@@ -454,9 +454,7 @@ class Trainer:
         need_logits = spec.entropy_coef > 0
         self._use_attention(self.model, batch)
         with self._autocast():
-            logp, logits = self.forward_module(
-                batch, with_logits=need_logits, only=batch.loss_mask
-            )
+            logp, logits = self.forward_module(batch, with_logits=need_logits, only=batch.loss_mask)
         metrics: dict[str, float] = {}
         own = step.own_rows[index]
         sampler = sampler_logprobs(mb, batch)
