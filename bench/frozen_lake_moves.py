@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from collections import deque
 from pathlib import Path
@@ -71,28 +72,20 @@ def states(row: dict[str, Any]) -> list[dict[str, Any]]:
         size=int(row["size"]), p=float(row["p"]), seed=int(row["seed"]), show_surroundings=True
     )
     messages = demonstration(settings)["messages"]
-    desc = fl.generate_map(settings.size, settings.p, settings.seed)
-    distance = distances_to_goal(desc)
-    size = len(desc)
-    position = next((r, line.index("S")) for r, line in enumerate(desc) if "S" in line)
+    env = settings.make_env()  # walked along the demonstration's moves
+    distance = distances_to_goal(env.desc)
     found = []
     for index, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
-        here = distance[position]
+        (r, c), here = env.position, distance[env.position]
         kinds = {}
         for move, (dr, dc) in fl.MOVE_DELTAS.items():
-            r, c = position[0] + dr, position[1] + dc
-            inside = 0 <= r < size and 0 <= c < size
-            tile = desc[r][c] if inside else None
-            kinds[move] = {
-                "hole": tile == "H",
-                "optimal": inside and tile != "H" and distance.get((r, c), 99) == here - 1,
-            }
+            tile = env.tile_after(move)
+            closer = distance.get((r + dr, c + dc)) == here - 1  # None: no path from there
+            kinds[move] = {"hole": tile == "H", "optimal": tile not in (None, "H") and closer}
         found.append({"map": row["seed"], "messages": messages[:index], "moves": kinds})
-        move = fl.parse_action(message["content"])
-        dr, dc = fl.MOVE_DELTAS[move]
-        position = (position[0] + dr, position[1] + dc)
+        env.step(fl.parse_action(message["content"]))
     return found
 
 
@@ -194,9 +187,8 @@ def main() -> None:
     for name in args.weights[1:]:
         better = worse = 0
         for key, before in mistakes[first].items():
-            after = mistakes[name][key]
-            rank = {None: 99}
-            b, a = rank.get(before, before), rank.get(after, after)
+            # None (no wrong top move on the path) counts as the latest
+            b, a = (math.inf if x is None else x for x in (before, mistakes[name][key]))
             better += a > b
             worse += a < b
         print(f"{name[-48:]}: maps whose first wrong top move came later {better}, earlier {worse}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections import defaultdict
 from collections.abc import Sequence
 
 import torch
@@ -39,11 +38,8 @@ def merge_step_prefixes(exps: Sequence[Experience]) -> list[Experience]:
     A run is left unmerged when its steps are not such a chain, when they were sampled by
     different model versions, carry images, or differ in which per-token fields they have.
     """
-    runs: dict[str, list[Experience]] = defaultdict(list)
-    for exp in exps:
-        runs[exp.eid.rid].append(exp)
     merged: list[Experience] = []
-    for steps in runs.values():
+    for steps in Experience.group_by(exps, "run").values():
         steps = sorted(steps, key=lambda e: e.eid.step)
         if len(steps) > 1 and _is_chain(steps):
             merged.append(_merge(steps))

@@ -88,6 +88,11 @@ class EpisodeStats:
     fell_in_hole: bool = False  # lost by a move into a hole, not by running out of moves
     context_full: bool = False
 
+    def end(self, env: TextFrozenLake) -> None:
+        """Record how the episode on ``env`` ended."""
+        self.success = env.success()
+        self.fell_in_hole = env.finished() and not self.success
+
     def metrics(self) -> dict[str, float]:
         steps = max(self.steps, 1)
         return {
@@ -176,8 +181,7 @@ class FrozenLakeWorkflow(MultiTurnWorkflow):
             messages.append(
                 {"role": "user", "content": self.settings.feedback(action, result, self.env)}
             )
-        stats.success = self.env.success()
-        stats.fell_in_hole = self.env.finished() and not stats.success
+        stats.end(self.env)
         exps = self.process_messages_to_experiences(messages, float(stats.success), stats.metrics())
         for exp in exps:
             exp.info["map"] = list(self.env.desc)
@@ -254,8 +258,7 @@ class StepWiseFrozenLakeWorkflow(StepWiseRewardWorkflow):
     def run(self) -> list[Experience]:
         self._start()
         exps = super().run()
-        self.stats.success = self.env.success()
-        self.stats.fell_in_hole = self.env.finished() and not self.stats.success
+        self.stats.end(self.env)
         metrics = self.stats.metrics()
         for exp in exps:
             exp.metrics.update(metrics)
