@@ -21,12 +21,13 @@ from reinforge.trinity.common.rewards import RMGalleryFn
 
 # rm-gallery writes ./log/rm_gallery.log when imported: import it elsewhere than the checkout
 _cwd = os.getcwd()
-os.chdir(tempfile.mkdtemp(prefix="rm-gallery-"))
-try:
-    pytest.importorskip("rm_gallery")
-    pytest.importorskip("loguru").logger.complete()  # its log file opens on the first write
-finally:
-    os.chdir(_cwd)
+with tempfile.TemporaryDirectory(prefix="rm-gallery-", ignore_cleanup_errors=True) as _log_dir:
+    os.chdir(_log_dir)
+    try:
+        pytest.importorskip("rm_gallery")
+        pytest.importorskip("loguru").logger.complete()  # its log file opens on the first write
+    finally:
+        os.chdir(_cwd)
 
 MESSAGES = [{"role": "user", "content": "What is 6 * 7?"}]
 
