@@ -87,6 +87,9 @@ STEP_TIME = "step_time"
 MODEL_VERSION = "model_version"
 #: experiences written to the buffer after the experience pipeline
 STORED = "stored"
+#: under dynamic sampling: batches of tasks the step explored, task groups it kept
+BATCHES = "batches"
+KEPT_GROUPS = "kept_groups"
 
 EXPLORE_TASKS = explore_metric(TASKS)
 EXPLORE_FAILED_TASKS = explore_metric(FAILED_TASKS)
@@ -99,6 +102,8 @@ EXPLORE_MASKED_PREFIX = explore_metric(MASKED_PREFIX)
 EXPLORE_STEP_TIME = explore_metric(STEP_TIME)
 EXPLORE_MODEL_VERSION = explore_metric(MODEL_VERSION)
 EXPLORE_STORED = explore_metric(STORED)
+EXPLORE_BATCHES = explore_metric(BATCHES)
+EXPLORE_KEPT_GROUPS = explore_metric(KEPT_GROUPS)
 
 # ---- the experience pipeline's, reported with the explore step's (no prefix) ------------
 

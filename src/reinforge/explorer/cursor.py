@@ -36,9 +36,20 @@ class TasksetCursor:
         self.step += 1
         return self.step, start, end
 
+    def extend_batch(self) -> tuple[int, int] | None:
+        """(start, end) of ``batch_size`` more tasks for the current step (dynamic
+        sampling), or None when the epoch has none left: a step never takes a task
+        twice, so a group id (step/task) stays one task's rollouts."""
+        if self.step == 0 or self.offset >= self.num_tasks:
+            return None
+        start = self.offset
+        self.offset = min(start + self.batch_size, self.num_tasks)
+        return start, self.offset
+
     @property
     def total(self) -> int:
-        """Number of steps the whole run will take."""
+        """Number of steps the whole run will take (at most: a step that explores more
+        batches under dynamic sampling uses up the taskset sooner)."""
         per_epoch = -(-self.num_tasks // self.batch_size) if self.num_tasks else 0
         steps = per_epoch * self.total_epochs
         return min(steps, self.total_steps) if self.total_steps is not None else steps

@@ -17,11 +17,13 @@ from typing import Any, TypeVar
 import reinforge.rewards  # registers the built-in reward functions
 import reinforge.workflows  # noqa: F401  (registers the built-in workflows)
 from reinforge.buffer import LoadedTaskset, SQLiteExperienceStorage, TaskRecord, load_taskset
+from reinforge.buffer.batch_metrics import combine_batch_metrics
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
 from reinforge.buffer.taskset_config import TasksetConfig
-from reinforge.core import Task
+from reinforge.core import Experience, Task
 from reinforge.core import explore_metric_names as names
+from reinforge.core.explore_metric_names import PIPELINE_EMPTY_BATCH
 from reinforge.explorer import daemon_executor
 from reinforge.explorer.cursor import TasksetCursor
 from reinforge.explorer.eval_metrics import eval_metrics
@@ -207,7 +209,8 @@ class Explorer:
 
     async def explore_step(self, cursor: TasksetCursor) -> StepOutput | None:
         """Run the next batch of the taskset, pass it through the pipeline, store it
-        and log it.
+        and log it. Under ``explorer.dynamic_sampling`` the step explores further
+        batches until the pipeline kept enough task groups.
 
         The experiences and the advanced cursor are stored in one transaction, and a
         stored step is always logged (an interrupt is raised after that). Returns None
@@ -217,21 +220,41 @@ class Explorer:
         if position is None:
             return None
         step, start, end = position
-        batch = self._tasks[start:end]
-        for task in batch:
-            task.batch_id = step
         step_start = time.monotonic()
-        results = await self._run_tasks(
-            batch, self._taskset_name, f"step {step} (epoch {cursor.epoch + 1})"
-        )
-        exps = [e for r in results for e in r.experiences]
+        description = f"step {step} (epoch {cursor.epoch + 1})"
+        results: list[TaskResult] = []
+        exps: list[Experience] = []
+        pipe_metrics: list[dict[str, Any]] = []
+        batches = tasks = 0
+        while True:
+            batches += 1
+            batch = self._tasks[start:end]
+            tasks += len(batch)
+            for task in batch:
+                task.batch_id = step
+            label = description if batches == 1 else f"{description}, batch {batches}"
+            batch_results = await self._run_tasks(batch, self._taskset_name, label)
+            results += batch_results
+            kept = [e for r in batch_results for e in r.experiences if e.mask_reason is None]
+            if self.pipeline is not None:
+                kept, metrics = await self.pipeline.process(kept)
+                pipe_metrics.append(metrics)
+            exps += kept
+            more = self._more_of_step(cursor, exps, batches)
+            if more is None:
+                break
+            start, end = more
         stats = ResultStats().add(results)
         metrics: dict[str, float] = {"step": step, **stats.metrics(names.EXPLORE_PREFIX)}
-        metrics.update(masked_metrics(exps, names.EXPLORE_PREFIX))
-        exps = [e for e in exps if e.mask_reason is None]
-        if self.pipeline is not None:
-            exps, pipe_metrics = await self.pipeline.process(exps)
-            metrics.update(pipe_metrics)
+        metrics.update(
+            masked_metrics([e for r in results for e in r.experiences], names.EXPLORE_PREFIX)
+        )
+        if pipe_metrics:
+            metrics.update(combine_batch_metrics(pipe_metrics))
+            metrics[PIPELINE_EMPTY_BATCH] = float(not exps)
+        if self.cfg.dynamic_sampling is not None:
+            metrics[names.EXPLORE_BATCHES] = float(batches)
+            metrics[names.EXPLORE_KEPT_GROUPS] = float(len({e.eid.tid for e in exps}))
         write = asyncio.ensure_future(
             self._io(self.storage.write, exps, {"explorer": cursor.state()}, task_records(results))
         )
@@ -250,7 +273,19 @@ class Explorer:
         self.reporter.samples(step, exps)
         if interrupt is not None:
             raise interrupt
-        return StepOutput(step, len(batch), results, exps, metrics, stats, written)
+        return StepOutput(step, tasks, results, exps, metrics, stats, written)
+
+    def _more_of_step(
+        self, cursor: TasksetCursor, kept: list[Experience], batches: int
+    ) -> tuple[int, int] | None:
+        """The next batch this step explores under dynamic sampling, or None: the step
+        kept enough groups, explored ``max_batches``, or its epoch has no task left."""
+        sampling = self.cfg.dynamic_sampling
+        if sampling is None or batches >= sampling.max_batches:
+            return None
+        if len({e.eid.tid for e in kept}) >= sampling.min_groups:
+            return None
+        return cursor.extend_batch()
 
     async def explore(self, cursor: TasksetCursor | None = None) -> ExploreSummary:
         """Run the training taskset for ``total_epochs`` (or ``total_steps``) in batches."""
