@@ -58,6 +58,10 @@ demo-agent: $(STAMP)
 explore: $(STAMP)
 	$(BIN)/reinforge explore -c examples/arithmetic/explore.yaml
 
+# a crash of pytest's process after its last test (in a native library's teardown at
+# interpreter exit) prints every thread's Python stack instead of a bare "Segmentation fault"
+export PYTHONFAULTHANDLER := 1
+
 ## test: the whole test suite (includes the tests marked slow that use the real 135M model, and real vLLM)
 test: $(DEV_STAMP) $(VLLM_STAMP)
 	$(BIN)/pytest -q
