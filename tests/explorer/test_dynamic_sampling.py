@@ -66,26 +66,10 @@ def make_config(tmp_path, sampling, **buffer):
     )
 
 
-class Rows:
-    """A reporter that keeps the explore rows and the phases it is given."""
-
-    def __init__(self):
-        self.rows, self.phases = [], []
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
-
-    def start(self, description, total):
-        self.phases.append(description)
-
-    def step_done(self, metrics):
-        self.rows.append(metrics)
-
-
 def open_explorer(cfg, rows=None):
     explorer = Explorer.from_config(
         cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir,
-        reporter=rows or Rows(),
+        reporter=rows,
     )  # fmt: skip
     explorer.pipeline = ExperiencePipeline([{"name": "reward_std_filter"}])
     return explorer
@@ -117,10 +101,9 @@ def stored_tasks(cfg):
         storage.close()
 
 
-def test_a_step_explores_batches_until_it_kept_min_groups(tmp_path):
+def test_a_step_explores_batches_until_it_kept_min_groups(tmp_path, rows):
     write_tasks(tmp_path / "tasks.jsonl", 48)
     cfg = make_config(tmp_path, {"min_groups": 5, "max_batches": 4})
-    rows = Rows()
     (out,) = explore_steps(cfg, 1, rows)
     # 2 mixed groups per batch of 8: 2, 4, 6 >= 5 after the third batch
     assert out.step == 1 and out.num_tasks == 24

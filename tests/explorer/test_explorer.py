@@ -346,20 +346,7 @@ def test_the_explorer_says_how_many_steps_it_plans(tmp_path, buffer, steps):
         explorer.close()
 
 
-class _Rows:
-    """A reporter that keeps the explore rows it is given."""
-
-    def __init__(self):
-        self.rows = []
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
-
-    def step_done(self, metrics):
-        self.rows.append(metrics)
-
-
-def test_a_step_stored_while_the_run_is_interrupted_is_logged(tmp_path, monkeypatch):
+def test_a_step_stored_while_the_run_is_interrupted_is_logged(tmp_path, monkeypatch, rows):
     """Ctrl-C lands while a step is being stored: the write finishes in its thread, so
     the step is stored and a resumed run starts after it; its row must be logged
     before the interrupt goes on, or no run ever logs it."""
@@ -375,7 +362,6 @@ def test_a_step_stored_while_the_run_is_interrupted_is_logged(tmp_path, monkeypa
         return real_write(self, experiences, state, task_records)
 
     monkeypatch.setattr(SQLiteExperienceStorage, "write", slow_write)
-    rows = _Rows()
     explorer = Explorer.from_config(
         cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir,
         reporter=rows,

@@ -240,7 +240,8 @@ class Explorer:
                 kept, metrics = await self.pipeline.process(kept)
                 pipe_metrics.append(metrics)
             exps += kept
-            more = self._more_of_step(cursor, exps, batches)
+            groups = len(Experience.group_by(exps, "task"))
+            more = self._more_of_step(cursor, groups, batches)
             if more is None:
                 break
             start, end = more
@@ -254,7 +255,7 @@ class Explorer:
             metrics[PIPELINE_EMPTY_BATCH] = float(not exps)
         if self.cfg.dynamic_sampling is not None:
             metrics[names.EXPLORE_BATCHES] = float(batches)
-            metrics[names.EXPLORE_KEPT_GROUPS] = float(len({e.eid.tid for e in exps}))
+            metrics[names.EXPLORE_KEPT_GROUPS] = float(groups)
         write = asyncio.ensure_future(
             self._io(self.storage.write, exps, {"explorer": cursor.state()}, task_records(results))
         )
@@ -276,14 +277,13 @@ class Explorer:
         return StepOutput(step, tasks, results, exps, metrics, stats, written)
 
     def _more_of_step(
-        self, cursor: TasksetCursor, kept: list[Experience], batches: int
+        self, cursor: TasksetCursor, groups: int, batches: int
     ) -> tuple[int, int] | None:
         """The next batch this step explores under dynamic sampling, or None: the step
-        kept enough groups, explored ``max_batches``, or its epoch has no task left."""
+        kept enough task ``groups``, explored ``max_batches``, or its epoch has no task
+        left."""
         sampling = self.cfg.dynamic_sampling
-        if sampling is None or batches >= sampling.max_batches:
-            return None
-        if len({e.eid.tid for e in kept}) >= sampling.min_groups:
+        if sampling is None or batches >= sampling.max_batches or groups >= sampling.min_groups:
             return None
         return cursor.extend_batch()
 
