@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 
-def run_args(config: Path | str, run_dir: Path, overrides: list[str]) -> list[str]:
-    """``reinforge run -c CONFIG --run-dir RUN_DIR --set ...`` (without the program)."""
-    args = ["run", "-c", str(config), "--run-dir", str(run_dir)]
+def run_args(
+    config: Path | str, run_dir: Path, overrides: list[str], command: str = "run"
+) -> list[str]:
+    """``reinforge COMMAND -c CONFIG --run-dir RUN_DIR --set ...`` (without the program)."""
+    args = [command, "-c", str(config), "--run-dir", str(run_dir)]
     for item in overrides:
         args += ["--set", item]
     return args

@@ -40,3 +40,9 @@ def stats() -> ModuleType:
 def gpu_check() -> ModuleType:
     """bench/gpu_check.py"""
     return _load("gpu_check")
+
+
+@pytest.fixture(scope="module")
+def paired() -> ModuleType:
+    """bench/paired_eval.py"""
+    return _load("paired_eval")

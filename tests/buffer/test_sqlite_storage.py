@@ -148,7 +148,7 @@ def test_task_results_filter_by_status(storage: SQLiteExperienceStorage) -> None
         TaskRecord("arith", "1", "1", "failed", "task 1 failed: ValueError: bad", 2, 0, 0.02),
         TaskRecord("arith", "1", "2", "timeout", "task 2 timed out after 5s", 2, 0, 5.0),
         TaskRecord("arith", "", "7", "invalid", "row 7: missing key(s) ['answer']", 0, 0, 0.0),
-        TaskRecord("arith", "2", "3", "ok", None, 1, 4, 0.03),
+        TaskRecord("arith", "2", "3", "ok", None, 1, 4, 0.03, score=0.75),
     ]
     storage.write_task_results(records)
     storage.write_task_results([])
@@ -277,3 +277,26 @@ def test_task_records_land_with_their_step_and_replace_a_rerun_of_it(
         storage.write([bad], {"explorer": {"step": 2}}, step2)
     assert storage.task_results() == other + rerun  # nothing of step 2 landed
     assert storage.read_state("explorer") == {"step": 1}
+
+
+def test_a_buffer_written_before_task_scores_opens_and_records_them(tmp_path: Path) -> None:
+    """A buffer whose task_results table predates the score column (an older run being
+    resumed) gets the column: its old rows read as None, new rows keep their score."""
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE task_results (id INTEGER PRIMARY KEY AUTOINCREMENT, taskset VARCHAR(128)"
+            " NOT NULL, batch VARCHAR(64) NOT NULL, task VARCHAR(64) NOT NULL, status VARCHAR(16)"
+            " NOT NULL, error TEXT, attempts INTEGER NOT NULL, num_experiences INTEGER NOT NULL,"
+            " elapsed FLOAT NOT NULL, created FLOAT NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO task_results (taskset, batch, task, status, error, attempts,"
+            " num_experiences, elapsed, created) VALUES ('arith', '1', '0', 'ok', NULL, 1, 4,"
+            " 0.5, 0.0)"
+        )
+    storage = SQLiteExperienceStorage(path)
+    storage.write_task_results([TaskRecord("arith", "2", "1", "ok", None, 1, 4, 0.25, 1.0)])
+    assert [(r.batch, r.score) for r in storage.task_results()] == [("1", None), ("2", 1.0)]
+    storage.close()
+    assert SQLiteExperienceStorage(path).task_results()[1].score == 1.0  # opened again

@@ -266,6 +266,27 @@ def test_eval_run_again_at_the_same_step_records_each_task_once(tmp_path):
     ]
 
 
+def test_eval_records_each_tasks_mean_score(tmp_path):
+    """Each eval task's record holds the mean score of its runs, so two policies can be
+    compared task by task; together they give the eval's mean@n."""
+    write_taskset(tmp_path / "tasks.jsonl", 8)
+    cfg = make_config(tmp_path)
+    explorer = Explorer.from_config(
+        cfg.model, cfg.buffer, cfg.explorer, cfg.storage_path, config_dir=cfg.config_dir
+    )
+    try:
+        metrics = asyncio.run(explorer.evaluate(step=2))
+    finally:
+        explorer.close()
+    records = [
+        r for r in SQLiteExperienceStorage(cfg.storage_path).task_results() if r.batch == "eval2"
+    ]
+    scores = [r.score for r in records]
+    assert len(scores) == 5 and all(s in (0.0, 0.25, 0.5, 0.75, 1.0) for s in scores)
+    assert len(set(scores)) > 1  # the mock policy errs on 30% of answers
+    assert sum(scores) / len(scores) == pytest.approx(metrics["eval/arith-eval/mean@4"])
+
+
 # ---- repeat_times: the number of rollouts per task, however a workflow makes them ----
 
 

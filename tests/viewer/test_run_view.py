@@ -107,6 +107,22 @@ def test_hand_made_buffer(hand_made_run: Path) -> None:
         ]
 
 
+def test_a_buffer_written_before_task_scores(hand_made_run: Path) -> None:
+    """A buffer whose task_results has no score column (written before it was added)
+    is shown as it is, read-only: its records read with no score, nothing is altered."""
+    path = hand_made_run / "buffer.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE task_results DROP COLUMN score")
+    with TestClient(create_app(hand_made_run)) as client:
+        tasks = client.get("/api/tasks").json()["tasks"]
+        assert sorted(t["task"] for t in tasks) == ["9", "gsm8k/12"]
+        assert all(t["score"] is None for t in tasks)
+        assert client.get("/api/step/1").json()["groups"][1]["status"] == "timeout"
+    with sqlite3.connect(path) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(task_results)")}
+    assert "score" not in columns
+
+
 def test_read_series_skips_what_is_not_a_number(tmp_path: Path) -> None:
     path = tmp_path / "metrics.jsonl"
     rows = [

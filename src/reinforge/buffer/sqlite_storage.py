@@ -67,6 +67,9 @@ task_results_table = Table(
     Column("num_experiences", Integer, nullable=False),
     Column("elapsed", Float, nullable=False),
     Column("created", Float, nullable=False),
+    # the mean score of the task's runs (added after the first release: older buffers
+    # get the column when opened, see ``_add_missing_columns``)
+    Column("score", Float, nullable=True),
 )
 
 state_table = Table(
@@ -122,6 +125,9 @@ class TaskRecord:
     attempts: int
     num_experiences: int
     elapsed: float
+    #: the mean score (``accuracy`` metric, else reward) of the task's runs; None when
+    #: it produced none (failed) or it was not recorded (buffers written before it)
+    score: float | None = None
 
 
 class BufferStorageError(ValueError):
@@ -174,6 +180,7 @@ class SQLiteExperienceStorage:
         try:
             self._check_integrity()  # before anything is written into a damaged file
             self._create_tables()
+            self._add_missing_columns()
         except DatabaseError as exc:
             self.engine.dispose()
             raise _unusable(self.path, exc.orig) from None
@@ -208,6 +215,26 @@ class SQLiteExperienceStorage:
                 return
             except OperationalError as exc:
                 if "already exists" not in str(exc) or attempt == attempts - 1:
+                    raise
+
+    def _add_missing_columns(self) -> None:
+        """Columns added to a table after a buffer was written (``task_results.score``)
+        are added to it, empty for the old rows, so an older run can be resumed."""
+        from sqlalchemy import inspect
+        from sqlalchemy.exc import OperationalError
+
+        present = {c["name"] for c in inspect(self.engine).get_columns(task_results_table.name)}
+        for column in task_results_table.columns:
+            if column.name in present:
+                continue
+            kind = column.type.compile(dialect=self.engine.dialect)
+            try:
+                with self.engine.begin() as conn:
+                    conn.exec_driver_sql(
+                        f"ALTER TABLE {task_results_table.name} ADD COLUMN {column.name} {kind}"
+                    )
+            except OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
                     raise
 
     def write(
@@ -305,13 +332,22 @@ class SQLiteExperienceStorage:
             yield from batch
             offset += len(batch)
 
+    def task_result_columns(self) -> list[Any]:
+        """The columns of ``task_results`` this file has: all of them once opened for
+        writing; a buffer written before a column was added and opened read-only (the
+        viewer) lacks it."""
+        with self.engine.connect() as conn:
+            present = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(task_results)")}
+        return [c for c in task_results_table.columns if c.name in present]
+
     def task_results(self, status: str | None = None) -> list[TaskRecord]:
-        query = select(task_results_table).order_by(task_results_table.c.id)
+        query = select(*self.task_result_columns()).order_by(task_results_table.c.id)
         if status is not None:
             query = query.where(task_results_table.c.status == status)
+        fields = TaskRecord.__dataclass_fields__
         with self.engine.connect() as conn:
             return [
-                TaskRecord(**{k: row._mapping[k] for k in TaskRecord.__dataclass_fields__})
+                TaskRecord(**{k: v for k, v in row._mapping.items() if k in fields})
                 for row in conn.execute(query)
             ]
 
@@ -341,6 +377,7 @@ def _record_rows(records: list[TaskRecord], now: float) -> list[tuple[Any, ...]]
             int(rec.num_experiences),
             float(rec.elapsed),
             now,
+            None if rec.score is None else float(rec.score),
         )
         for rec in records
     ]

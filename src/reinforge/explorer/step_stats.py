@@ -49,15 +49,21 @@ def _masked_reason(result: TaskResult) -> str | None:
 
 
 def task_records(results: list[TaskResult]) -> list[TaskRecord]:
-    """One stored record per task request: its outcome, error, attempts and time. A task
-    whose experiences are all masked is recorded as 'masked' with the reason."""
+    """One stored record per task request: its outcome, error, attempts, time and mean
+    score (``score_of`` its experiences, as the eval metrics count them; None without
+    any). A task whose experiences are all masked is recorded as 'masked' with the
+    reason."""
     records = []
     for r in results:
         reason = _masked_reason(r)
         status, error = (MASKED, reason) if reason else (r.status, r.error)
         kept = sum(e.mask_reason is None for e in r.experiences)
+        scores = [score_of(e) for e in r.experiences]
+        score = sum(scores) / len(scores) if scores else None
         records.append(
-            TaskRecord(r.taskset, r.batch_id, r.task_id, status, error, r.attempts, kept, r.elapsed)
+            TaskRecord(
+                r.taskset, r.batch_id, r.task_id, status, error, r.attempts, kept, r.elapsed, score
+            )
         )
     return records
 

@@ -200,7 +200,7 @@ class RunView:
         if store is None:
             return []
         t = task_results_table.c
-        query = select(task_results_table).order_by(t.id)
+        query = select(*store.task_result_columns()).order_by(t.id)
         for name, value in where.items():
             if value is None:
                 continue
@@ -211,6 +211,7 @@ class RunView:
         for row in rows:
             row["error_line"] = first_line(row["error"])
             row["elapsed"] = finite(row["elapsed"], 3)
+            row["score"] = finite(row.get("score"))  # absent in buffers written before it
         return rows
 
     def _groups(self, batch: str) -> dict[str, Group]:
