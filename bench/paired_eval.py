@@ -9,7 +9,9 @@ folder; the first one is the reference) is evaluated with ``reinforge eval`` on 
 example RL config's eval taskset: its own tasks, or with ``--maps N`` (FrozenLake) N
 maps that no shipped row has, after the first ``--skip`` such maps (those
 ``bench/agent_learning.py``'s ``--eval-maps`` and ``--train-maps`` used), ``--games``
-games each. The eval records every task's mean score (``task_results.score``).
+games each. The eval records every task's mean score (``task_results.score``). A
+policy evaluated by an earlier call with the same ``--out`` and the same settings is
+not evaluated again, so policies can be added one call at a time.
 
 It prints each policy's mean score with a 95% t-interval over tasks, and each policy
 minus the reference, paired by task, with its interval and how many tasks it won more
@@ -22,6 +24,7 @@ the training's. Writes ``paired.json`` into ``--out``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -171,10 +174,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ]
     print(f"{args.env}: {len(args.named)} policies x {tasks} tasks x {args.games} games; "
           f"output {args.out}", flush=True)  # fmt: skip
+    digest = hashlib.sha256(rows.read_bytes()).hexdigest()
     scores: dict[str, dict[str, float]] = {}
     for name, weights in args.named.items():
         run_dir = args.out / "runs" / name
-        evaluate(config, weights.resolve(), run_dir, overrides, args.in_process, args.threads)
+        # what this eval was: an earlier call's eval of the same weights on the same
+        # tasks (same --out) is reused, so policies can be added one call at a time
+        done = args.out / "runs" / f"{name}.json"
+        what = {"weights": str(weights.resolve()), "overrides": overrides, "tasks": digest}
+        if done.is_file() and json.loads(done.read_text()) == what:
+            print(f"  {name}: reusing the eval in {run_dir}", flush=True)
+        else:
+            if run_dir.exists():
+                raise SystemExit(f"{run_dir} holds another eval: use another --out or NAME")
+            evaluate(config, weights.resolve(), run_dir, overrides, args.in_process, args.threads)
+            done.write_text(json.dumps(what))
         scores[name] = task_scores(run_dir, spec.eval_name)
         print(f"  {name}: {sum(scores[name].values()) / len(scores[name]):.3f}", flush=True)
     result = compare(scores)

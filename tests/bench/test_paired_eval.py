@@ -71,3 +71,16 @@ def test_two_policies_play_the_same_new_maps(paired, tmp_path: Path, tiny_model_
         assert sorted(scores) == ["0", "1", "2"]
     assert result["differences"]["b - a"]["tasks"] == 3
     assert json.loads((out / "paired.json").read_text())["differences"].keys() == {"b - a"}
+    # a later call with one more policy reuses the evals already made
+    stamp = (out / "runs" / "a" / "buffer.db").stat().st_mtime_ns
+    again = paired.main([
+        "--maps", "3", "--skip", "5", "--games", "2", "--model", "tiny-random-smollm2",
+        "--out", str(out), "--in-process", f"a={tiny_model_path}", f"c={tiny_model_path}",
+    ])  # fmt: skip
+    assert (out / "runs" / "a" / "buffer.db").stat().st_mtime_ns == stamp
+    assert again["differences"]["c - a"]["tasks"] == 3
+    with pytest.raises(SystemExit, match="holds another eval"):  # other settings, same name
+        paired.main([
+            "--maps", "3", "--skip", "6", "--games", "2", "--model", "tiny-random-smollm2",
+            "--out", str(out), "--in-process", f"a={tiny_model_path}",
+        ])  # fmt: skip
