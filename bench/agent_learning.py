@@ -454,8 +454,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.threads = max(1, (os.cpu_count() or 1) // args.jobs) if args.jobs > 1 else None
     if args.eval_every is None:
         args.eval_every = max(1, args.rl_steps // 2)
-    if args.out is None:
-        args.out = Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
     if args.eval_maps < 0 or args.train_maps < 0:
         parser.error("--eval-maps and --train-maps count maps: 0 or more")
     if (args.eval_maps or args.train_maps) and args.env != "frozen_lake":
@@ -466,6 +464,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    # made here, not in parse_args: checking arguments leaves no folder behind
+    args.out = args.out or Path(tempfile.mkdtemp(prefix=f"agent-learning-{args.env}-"))
     spec = ENVS[args.env]
     if args.sft_steps is None:
         sft_config = yaml.safe_load((spec.example / spec.sft).read_text())
