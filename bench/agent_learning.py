@@ -148,8 +148,7 @@ def frozen_lake_references(
 
     from reinforge.envs.frozen_lake import env as fl
 
-    raw = yaml.safe_load(config.read_text())
-    taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
+    taskset = eval_taskset(config)
     max_steps = int((taskset.get("workflow_args") or {}).get("max_steps", 10))
     path = maps or config.parent / taskset["path"]
     rows = [json.loads(line) for line in path.read_text().splitlines() if line]
@@ -235,11 +234,17 @@ def evals_of(run_dir: Path, eval_name: str) -> list[tuple[int, float]]:
 
 
 def reinforge_run(
-    config: Path, run_dir: Path, overrides: list[str], in_process: bool, threads: int | None = None
+    config: Path,
+    run_dir: Path,
+    overrides: list[str],
+    in_process: bool,
+    threads: int | None = None,
+    command: str = "run",
 ) -> tuple[float, float]:
-    """Run ``reinforge run -c config``; ``(wall seconds, peak RSS in MiB)``. ``threads``
-    sets the subprocess's ``OMP_NUM_THREADS`` (torch's intra-op threads)."""
-    args = run_args(config, run_dir, [*overrides, *QUIET])
+    """Run ``reinforge COMMAND -c config`` (``run``, or ``eval``); ``(wall seconds, peak
+    RSS in MiB)``. ``threads`` sets the subprocess's ``OMP_NUM_THREADS`` (torch's
+    intra-op threads)."""
+    args = run_args(config, run_dir, [*overrides, *QUIET], command)
     start = time.perf_counter()
     if in_process:
         from reinforge.cli.main import app
@@ -263,17 +268,21 @@ def reinforge_run(
     wall = time.perf_counter() - start
     if proc.returncode:
         tail = log.read_text()[-3000:]
-        raise SystemExit(f"reinforge run -c {config} exited with {proc.returncode}:\n{tail}")
+        raise SystemExit(f"reinforge {command} -c {config} exited with {proc.returncode}:\n{tail}")
     return wall, usage.ru_maxrss / 1024  # KB on Linux
+
+
+def eval_taskset(config: Path) -> dict[str, Any]:
+    """The config's first eval taskset, as written in its YAML."""
+    raw = yaml.safe_load(config.read_text())
+    return raw["buffer"]["explorer_input"]["eval_tasksets"][0]
 
 
 def eval_overrides(config: Path, eval_games: int, tasks_path: Path | None = None) -> list[str]:
     """``--set`` items so the config's first eval taskset plays ``eval_games`` games:
     its first ``min(eval_games, rows)`` tasks, ``eval_games // rows`` times each; from
     ``tasks_path`` instead of its own file when given."""
-    raw = yaml.safe_load(config.read_text())
-    taskset = raw["buffer"]["explorer_input"]["eval_tasksets"][0]
-    path = tasks_path or config.parent / taskset["path"]
+    path = tasks_path or config.parent / eval_taskset(config)["path"]
     rows = sum(1 for line in path.read_text().splitlines() if line)
     tasks = max(1, min(eval_games, rows))
     repeat = max(1, eval_games // tasks)

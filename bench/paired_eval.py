@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,37 +34,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import seed_stats  # noqa: E402  (bench/seed_stats.py, beside this script)
-from agent_learning import ENVS, QUIET, eval_overrides, new_frozen_lake_maps  # noqa: E402
-from run_cli import run_args  # noqa: E402
-
-
-def evaluate(
-    config: Path,
-    weights: Path,
-    run_dir: Path,
-    overrides: list[str],
-    in_process: bool,
-    threads: int | None = None,
-) -> None:
-    """``reinforge eval`` of ``weights`` (``model.init_from``) into ``run_dir``."""
-    args = run_args(
-        config, run_dir, [f"model.init_from={weights}", *overrides, *QUIET], command="eval"
-    )
-    if in_process:
-        from reinforge.cli.main import app
-
-        if app(args, standalone_mode=False):
-            raise SystemExit(f"reinforge {' '.join(args)} failed")
-        return
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    log = run_dir.parent / f"{run_dir.name}.log"
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-    with open(log, "w") as out:
-        code = "from reinforge.cli.main import app; app()"
-        done = subprocess.run([sys.executable, "-c", code, *args], stdout=out, stderr=out, env=env)
-    if done.returncode:
-        tail = log.read_text()[-3000:]
-        raise SystemExit(f"reinforge eval of {weights} exited with {done.returncode}:\n{tail}")
+from agent_learning import (  # noqa: E402  (bench/agent_learning.py)
+    ENVS,
+    eval_overrides,
+    eval_taskset,
+    new_frozen_lake_maps,
+    reinforge_run,
+)
 
 
 def task_scores(run_dir: Path, taskset: str) -> dict[str, float]:
@@ -165,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.maps
         else None
     )
-    rows = maps or config.parent / _eval_path(config)
+    rows = maps or config.parent / eval_taskset(config)["path"]
     tasks = sum(1 for line in rows.read_text().splitlines() if line)
     overrides = [
         f"model.model_path={args.model}",
@@ -187,7 +161,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else:
             if run_dir.exists():
                 raise SystemExit(f"{run_dir} holds another eval: use another --out or NAME")
-            evaluate(config, weights.resolve(), run_dir, overrides, args.in_process, args.threads)
+            init = [f"model.init_from={weights.resolve()}", *overrides]
+            reinforge_run(config, run_dir, init, args.in_process, args.threads, command="eval")
             done.write_text(json.dumps(what))
         scores[name] = task_scores(run_dir, spec.eval_name)
         print(f"  {name}: {sum(scores[name].values()) / len(scores[name]):.3f}", flush=True)
@@ -197,13 +172,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     report(result)
     print(f"wrote {args.out / 'paired.json'}")
     return result
-
-
-def _eval_path(config: Path) -> str:
-    import yaml
-
-    raw = yaml.safe_load(config.read_text())
-    return raw["buffer"]["explorer_input"]["eval_tasksets"][0]["path"]
 
 
 if __name__ == "__main__":

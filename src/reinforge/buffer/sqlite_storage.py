@@ -220,10 +220,9 @@ class SQLiteExperienceStorage:
     def _add_missing_columns(self) -> None:
         """Columns added to a table after a buffer was written (``task_results.score``)
         are added to it, empty for the old rows, so an older run can be resumed."""
-        from sqlalchemy import inspect
         from sqlalchemy.exc import OperationalError
 
-        present = {c["name"] for c in inspect(self.engine).get_columns(task_results_table.name)}
+        present = {c.name for c in self.task_result_columns()}
         for column in task_results_table.columns:
             if column.name in present:
                 continue
@@ -337,7 +336,8 @@ class SQLiteExperienceStorage:
         writing; a buffer written before a column was added and opened read-only (the
         viewer) lacks it."""
         with self.engine.connect() as conn:
-            present = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(task_results)")}
+            info = conn.exec_driver_sql(f"PRAGMA table_info({task_results_table.name})")
+            present = {row[1] for row in info}
         return [c for c in task_results_table.columns if c.name in present]
 
     def task_results(self, status: str | None = None) -> list[TaskRecord]:
