@@ -24,10 +24,10 @@ def load_policy(
     )
     model.to(device)
     if cfg.gradient_checkpointing:
-        if reentrant:
-            model.gradient_checkpointing_enable()
-        else:
-            model.gradient_checkpointing_enable({"use_reentrant": False})
+        # transformers renamed gradient_checkpointing_enable (a warning now, gone in v6)
+        enable = getattr(model, "activation_checkpointing_enable", None)
+        enable = enable or model.gradient_checkpointing_enable
+        enable(None if reentrant else {"use_reentrant": False})
         model.config.use_cache = False
     if cfg.lora.enabled:
         from peft import LoraConfig, get_peft_model

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from reinforge.models.engines.hf.decode_loop import DecodeLoop
-from reinforge.models.engines.hf.kv_cache import left_pad, new_cache, set_layer
+from reinforge.models.engines.hf.kv_cache import cache_kwargs, left_pad, new_cache, set_layer
 from reinforge.models.engines.hf.multimodal_prefill import model_inputs
 from reinforge.models.engines.hf.work_items import BatchRow, SampleRequest, settle
 
@@ -114,7 +114,7 @@ class BatchAdmission(DecodeLoop):
             input_ids=ids,
             attention_mask=mask,
             position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-            past_key_values=cache,
+            **cache_kwargs(self.model, cache),
             use_cache=True,
             logits_to_keep=1,
         )
@@ -134,7 +134,7 @@ class BatchAdmission(DecodeLoop):
         out = self.model(
             input_ids=ids,
             attention_mask=mask,
-            past_key_values=cache,
+            **cache_kwargs(self.model, cache),
             use_cache=True,
             logits_to_keep=1,
             **model_inputs(req.multi_modal_inputs, self.device, dtype),
@@ -174,7 +174,7 @@ class BatchAdmission(DecodeLoop):
             input_ids=ids,
             attention_mask=mask,
             position_ids=positions,
-            past_key_values=cache,
+            **cache_kwargs(self.model, cache),
             use_cache=True,
             logits_to_keep=1,
         )

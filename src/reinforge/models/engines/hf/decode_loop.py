@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from reinforge.models.engine import Completion
-from reinforge.models.engines.hf.kv_cache import row_states, trim_left
+from reinforge.models.engines.hf.kv_cache import cache_kwargs, row_states, trim_left
 from reinforge.models.engines.hf.work_items import BatchRow, settle
 from reinforge.models.prefix_cache import PrefixCache
 from reinforge.models.sampling import sample_batch
@@ -55,7 +55,7 @@ class DecodeLoop:
             input_ids=self._next[:, None],
             attention_mask=mask,
             position_ids=mask.sum(-1, keepdim=True) - 1,
-            past_key_values=self._cache,
+            **cache_kwargs(self.model, self._cache),
             use_cache=True,
         )
         self._mask = mask

@@ -9,6 +9,8 @@ merge and slice caches whatever their layers are (slab or not).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import torch
@@ -90,6 +92,19 @@ def _slab_layer_class() -> type:
 
 
 _SLAB_LAYER: type | None = None
+
+
+def cache_kwargs(model: Any, cache: Any) -> dict[str, Any]:
+    """The keyword a forward pass takes ``cache`` under: ``cache`` where the model's
+    ``forward`` has it (newer transformers 5 releases, which drop ``past_key_values``
+    in 5.40), else ``past_key_values``."""
+    return {_cache_keyword(type(model)): cache}
+
+
+@functools.cache
+def _cache_keyword(model_class: type) -> str:
+    params = inspect.signature(getattr(model_class, "forward", model_class.__call__)).parameters
+    return "cache" if "cache" in params else "past_key_values"
 
 
 def new_cache(config: Any) -> Any:
