@@ -158,11 +158,12 @@ def test_demonstrations_are_oracle_episodes_on_goals_no_taskset_holds() -> None:
         assert len(opened) == 1 and opened[0] not in test_asins
 
 
+@pytest.mark.parametrize("rl_config", ["grpo_from_sft.yaml", "gigpo_from_sft.yaml"])
 def test_sft_then_rl_from_the_checkpoint_on_the_tiny_model(
-    tmp_path: Path, tiny_model_path: Path, varying_reward, assert_run_trained
+    tmp_path: Path, tiny_model_path: Path, varying_reward, assert_run_trained, rl_config: str
 ) -> None:
     """The WebShop warm start in miniature: sft.yaml trains one step on the
-    demonstrations and checkpoints, and grpo_from_sft.yaml starts from that checkpoint
+    demonstrations and checkpoints, and the RL config starts from that checkpoint
     (model.init_from) and trains one step on nonzero advantages (the tiny model never
     buys: its runs are scored by ``sampled_token_reward``)."""
     import torch
@@ -184,7 +185,7 @@ def test_sft_then_rl_from_the_checkpoint_on_the_tiny_model(
     before, after = weights(tiny_model_path), weights(sft_model)
     assert before and any(not torch.equal(v, after[k]) for k, v in before.items())
 
-    args = ["run", "-c", str(EXAMPLE / "grpo_from_sft.yaml"), "--run-dir", str(rl_dir)]
+    args = ["run", "-c", str(EXAMPLE / rl_config), "--run-dir", str(rl_dir)]
     for item in [
         *tiny, "buffer.explorer_input.eval_tasksets=[]", f"model.init_from={sft_dir}",
         "buffer.batch_size=1", "buffer.explorer_input.taskset.repeat_times=2",
