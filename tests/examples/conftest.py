@@ -71,8 +71,9 @@ def assert_run_trained() -> Callable[[Path, Path, int], None]:
 
 @pytest.fixture
 def sft_then_grpo(tmp_path: Path, tiny_model_path: Path) -> Callable[..., None]:
-    """Runs ``example/sft.yaml`` then ``example/grpo.yaml`` (or the RL config named) as shipped, on the tiny model
-    (its weights stand in for SmolLM2's; one step each, no evals), and checks that the
+    """Runs ``example/sft.yaml`` then ``example/grpo.yaml`` (or the RL config named) as
+    shipped, on the tiny model (its weights stand in for SmolLM2's; one step each, no
+    evals), and checks that the
     SFT run trains (its checkpoint's weights differ from the tiny model's) and that the
     GRPO run starts from that checkpoint through ``model.init_from`` and trains from it
     (nonzero advantages, weights moved away from the SFT checkpoint's). The tiny model

@@ -25,8 +25,9 @@ def load_policy(
     model.to(device)
     if cfg.gradient_checkpointing:
         # transformers renamed gradient_checkpointing_enable (a warning now, gone in v6)
-        enable = getattr(model, "activation_checkpointing_enable", None)
-        enable = enable or model.gradient_checkpointing_enable
+        enable = getattr(
+            model, "activation_checkpointing_enable", model.gradient_checkpointing_enable
+        )
         enable(None if reentrant else {"use_reentrant": False})
         model.config.use_cache = False
     if cfg.lora.enabled:
