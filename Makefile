@@ -67,9 +67,14 @@ explore: $(STAMP)
 # interpreter exit) prints every thread's Python stack instead of a bare "Segmentation fault"
 export PYTHONFAULTHANDLER := 1
 
+# make test runs the suite on this many pytest-xdist workers (default: one per core, at
+# most 4); tests/conftest.py gives each worker its share of the cores and keeps the
+# Ray and vLLM tests on one worker (docs/benchmarks.md#installs-and-ci)
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+
 ## test: the whole test suite (includes the tests marked slow that use the real 135M model, and real vLLM)
 test: $(DEV_STAMP) $(VLLM_STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 ## test-extended: the tests marked extended (second end-to-end paths, several minutes of vLLM starts) that make test skips to stay within CI's time
 test-extended: $(DEV_STAMP) $(VLLM_STAMP)

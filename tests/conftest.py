@@ -28,6 +28,15 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# ``make test`` runs the suite on pytest-xdist workers (one per core): each worker's torch,
+# and every process a test starts from it (CLI runs, trainer ranks), gets its share of
+# the cores, so two torch-heavy tests side by side do not oversubscribe them. Set before
+# any test module imports torch.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (_cores or 1) // _workers)))
 MISSING = "missing component"
 #: each wing: the modules it needs, and how ``make test`` installs it
 WINGS: dict[str, tuple[tuple[str, ...], str]] = {
