@@ -75,6 +75,30 @@ def test_a_step_keeps_every_tensor_on_the_trainer_device(
     assert "train/kl_loss/value" in result.metrics and "train/sampler/ratio_mean" in result.metrics
 
 
+@pytest.mark.parametrize("source", ["trainer", "sampler"])
+def test_a_mixed_batch_keeps_the_fallback_log_probs_on_the_trainer_device(
+    source: str, tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half the experiences carry the engine's log-probs, half none (trained on-policy):
+    collate then has no ``old_logprobs``, and the trainer builds the sampler's log-probs
+    itself, zeros on the rows without (``old_logprobs.sampler_logprobs``). That tensor,
+    and every mask made from the rows, must be on the trainer's device; with
+    ``old_logprobs: sampler`` the rows with log-probs take π_old from it."""
+    import torch.fx.experimental._config as fx_config
+
+    monkeypatch.setattr(trainer_module, "resolve_device", lambda setting, rank=0: "meta")
+    cfg = TrainerConfig.model_validate({"lr": 1e-3, "micro_batch_size": 2, "old_logprobs": source})
+    trainer = trainer_module.Trainer(tiny_model_path, cfg, pad_token_id=0)
+    exps = experiences()
+    for exp in exps[1:3]:  # one of each reward: the group keeps its variance
+        exp.logprobs = None
+    assert collate(exps, pad_token_id=0).old_logprobs is None  # the fallback's case
+    with fx_config.patch(meta_nonzero_assume_all_nonzero=True), PlaceholderReads():
+        result = trainer.train_step(exps)
+    assert not result.skipped and result.metrics["train/experiences"] == 4.0
+    assert "train/sampler/ratio_mean" in result.metrics  # the log-probs were compared
+
+
 def test_a_train_batch_moves_every_tensor() -> None:
     batch = collate(experiences(), pad_token_id=0)
     batch.multi_modal_inputs = {"pixel_values": torch.zeros(1, 3, 2, 2)}

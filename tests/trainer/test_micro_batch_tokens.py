@@ -118,6 +118,48 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
         torch.testing.assert_close(got[name], grad, atol=1e-4 * scale, rtol=0, msg=name)
 
 
+def _cut(exp: Experience, keep: int) -> Experience:
+    """``exp`` with only its first ``keep`` response tokens (a reply that ended sooner)."""
+    out = copy.deepcopy(exp)
+    end = exp.prompt_length + keep
+    out.tokens = exp.tokens[:end].clone()
+    out.logprobs = exp.logprobs[:keep].clone()
+    out.action_mask = exp.action_mask[:keep].clone()
+    return out
+
+
+def test_micro_batches_of_unequal_tokens_are_weighted_by_their_tokens(
+    sampled: list[Experience], tiny_model_path: Path, step_gradient
+) -> None:
+    """Rows of unequal length, cut into micro-batches holding unequal numbers of
+    response tokens: the step's gradient is still the one-pass gradient, which only a
+    weight of (micro-batch tokens / step tokens) gives; a weight of 1/micro-batches or
+    of rows/step rows would not (checked below: the batches differ in tokens and rows
+    alike, so those weights differ from the token weights)."""
+    assert all(e.response_length >= 6 for e in sampled)
+    keeps = [1, 6, 2, 5, 1, 6, 3, 4]
+    rows = [_cut(e, k) for e, k in zip(sampled, keeps, strict=True)]
+    base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 8}
+    whole = Trainer(tiny_model_path, TrainerConfig.model_validate(base), pad_token_id=2)
+    expected, _ = step_gradient(whole, copy.deepcopy(rows))
+
+    cfg = TrainerConfig.model_validate({**base, "micro_batch_size": 3})
+    split = Trainer(tiny_model_path, cfg, pad_token_id=2)
+    parts = list(split_micro_batches(rows, 3))
+    tokens = [sum(e.response_length for e in mb) for mb in parts]
+    total = sum(tokens)
+    token_weights = [t / total for t in tokens]
+    # the weights the broken rules would give differ from these, so the test can see them
+    assert token_weights != pytest.approx([1 / len(parts)] * len(parts), abs=1e-3)
+    assert token_weights != pytest.approx([len(mb) / len(rows) for mb in parts], abs=1e-3)
+    got, _ = step_gradient(split, copy.deepcopy(rows))
+
+    assert got.keys() == expected.keys()
+    for name, grad in expected.items():
+        scale = max(float(grad.abs().max()), 1e-12)
+        torch.testing.assert_close(got[name], grad, atol=1e-4 * scale, rtol=0, msg=name)
+
+
 @pytest.mark.parametrize("name", ["sft.yaml", "grpo.yaml"])
 def test_agent_examples_bound_their_training_memory(name: str) -> None:
     """The calculator agent trains on long multi-turn conversations: without gradient
