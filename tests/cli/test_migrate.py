@@ -188,3 +188,49 @@ def test_an_unmappable_import_says_which_line_to_change_and_how(tmp_path: Path) 
     assert "What is not provided, and why" in result.stderr
     assert ":1:" not in result.stderr and ":4:" not in result.stderr  # both mirrored now
     assert path.read_text().splitlines()[0].startswith("from reinforge.trinity.utils.eval_utils")
+
+
+def test_an_internal_error_names_the_file_and_line_and_exits_2(tmp_path: Path, monkeypatch) -> None:
+    import reinforge.cli.import_rewriter as rewriter
+
+    def broken(module: str):
+        if module.endswith("reward_fn"):
+            raise KeyError("a bug in the rewriter")
+        return None
+
+    monkeypatch.setattr(rewriter, "_exported_names", broken)
+    bad = tmp_path / "a_reward.py"
+    bad.write_text("import os\n\nfrom trinity.common.rewards.reward_fn import RewardFn\n")
+    good = tmp_path / "b_flow.py"
+    good.write_text("from trinity.common.experience import Experience\n")
+    result = CliRunner().invoke(app, ["migrate", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert not isinstance(result.exception, KeyError)  # no traceback: a message
+    assert f"{bad}:3: error: reinforge migrate failed on this import" in result.stderr
+    assert "KeyError" in result.stderr
+    assert bad.read_text().startswith("import os")  # left as it was
+    assert "from trinity.common" in bad.read_text()
+    assert good.read_text() == "from reinforge.trinity.common.experience import Experience\n"
+
+
+def test_any_form_of_all_is_read_without_importing(tmp_path: Path) -> None:
+    from reinforge.cli.module_exports import Unreadable, static_all
+
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from pkg.other import __all__ as _moved\n"
+        "_base = ['a', 'b']\n"
+        "__all__ = [*_moved, *_base, 'c'] + ['d']\n"
+        "__all__ += ('e',)\n"
+        "__all__.extend(['f'])\n"
+        "__all__.append('g')\n"
+    )
+    names = static_all(path, "pkg.m", lambda m: frozenset({"x", "y"}) if m == "pkg.other" else None)
+    assert names == ["x", "y", "a", "b", "c", "d", "e", "f", "g"]
+    path.write_text("__all__ = [n for n in dir()]\n")
+    try:
+        static_all(path, "pkg.m", lambda m: None)
+    except Unreadable as exc:
+        assert "m.py:1" in str(exc)
+    else:
+        raise AssertionError("a computed __all__ must be reported, not guessed")

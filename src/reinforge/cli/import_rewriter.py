@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from reinforge.cli.module_exports import Unreadable, imported_all, static_all
+
 #: upstream top-level package -> its mirror under reinforge
 MIRRORS = {"trinity": "reinforge.trinity", "rllm": "reinforge.rllm"}
 
@@ -38,6 +40,16 @@ class Unmapped:
     line: int
     module: str
     reason: str
+
+
+class RewriteError(RuntimeError):
+    """An unexpected failure while rewriting one import statement: ``line`` names it, so
+    ``reinforge migrate`` can say where it happened instead of printing a traceback."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
 
 
 @dataclass
@@ -67,26 +79,36 @@ def _mirror_path(module: str) -> Path | None:
     return None
 
 
+#: modules whose exports are being read (a cycle of ``from m import __all__`` stops here)
+_READING: set[str] = set()
+
+
 @cache
 def _exported_names(module: str) -> frozenset[str] | None:
-    """The mirror module's ``__all__`` plus its submodules; None when it has no ``__all__``."""
+    """The mirror module's ``__all__`` plus the names it defines or imports at top level
+    and its submodules; None when it has none of them (or is not a reinforge module file).
+
+    ``__all__`` is read statically (:mod:`reinforge.cli.module_exports`: starred and
+    concatenated lists, ``+=``, ``from m import __all__``); a form that reading cannot
+    follow is taken from the imported module instead.
+    """
     path = _mirror_path(module)
-    if path is None:
+    if path is None or module in _READING:
         return None
-    names: set[str] = set()
-    found = False
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            names.update(ast.literal_eval(node.value))
-            found = True
-        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
-            names.add(node.name)
+    _READING.add(module)
+    try:
+        try:
+            listed = static_all(path, module, _exported_names)
+        except Unreadable:
+            listed = imported_all(module)
+    finally:
+        _READING.discard(module)
+    # what the module defines, assigns or imports at top level is importable from it too
+    names: set[str] = set(listed or ()) | _defined_names(path)
     if path.name == "__init__.py":
         names.update(p.stem for p in path.parent.glob("*.py") if p.stem != "__init__")
         names.update(p.parent.name for p in path.parent.glob("*/__init__.py"))
-    return frozenset(names) if found or names else None
+    return frozenset(names) if listed is not None or names else None
 
 
 def _defined_names(path: Path) -> frozenset[str]:
@@ -200,40 +222,53 @@ def rewrite_source(
     lines = text.splitlines(keepends=True)
     result = RewriteResult(old=text, new=text)
     for first, last, col in _import_statements(text):
-        source = "".join(lines[first - 1 : last])[col:]
         try:
-            statement = ast.parse(source).body[0]
-        except (SyntaxError, IndexError):
-            continue
-        if isinstance(statement, ast.ImportFrom):
-            if statement.level or not statement.module or _root(statement.module) not in MIRRORS:
-                continue
-            target = f"reinforge.{statement.module}"
-            stem = statement.module.rsplit(".", 1)[-1]
-            wanted = [alias.name for alias in statement.names]
-            exported = _exported_names(target)
-            mirror_lacks = exported is not None and not set(wanted) <= exported
-            if (_mirror_path(target) is None and stem in siblings) or (
-                mirror_lacks and _sibling_defines(siblings, stem, wanted)
-            ):
-                lines[first - 1] = _rewrite_to_sibling(lines[first - 1], col, statement.module)
-                result.to_siblings.append((first, statement.module, f".{stem}"))
-                continue
-            if _mirror_path(target) is None:
-                result.unmapped.append(
-                    Unmapped(first, statement.module, _no_module(statement.module))
-                )
-                continue
-            for alias in statement.names:
-                if exported is not None and alias.name != "*" and alias.name not in exported:
-                    result.unmapped.append(
-                        Unmapped(first, statement.module, _no_name(statement.module, alias.name))
-                    )
-            lines[first - 1] = _rewrite_from(lines[first - 1], col, statement.module)
-        elif isinstance(statement, ast.Import):
-            _rewrite_import(statement, lines, first, last, col, result)
+            _rewrite_statement(lines, first, last, col, siblings, result)
+        except Exception as exc:  # a bug here must name the line, not end in a traceback
+            raise RewriteError(first, f"{type(exc).__name__}: {exc}") from exc
     result.new = "".join(lines)
     return result
+
+
+def _rewrite_statement(
+    lines: list[str],
+    first: int,
+    last: int,
+    col: int,
+    siblings: Mapping[str, Path] | frozenset[str],
+    result: RewriteResult,
+) -> None:
+    """Rewrite the import statement on rows ``first``..``last`` of ``lines`` in place."""
+    source = "".join(lines[first - 1 : last])[col:]
+    try:
+        statement = ast.parse(source).body[0]
+    except (SyntaxError, IndexError):
+        return
+    if isinstance(statement, ast.ImportFrom):
+        if statement.level or not statement.module or _root(statement.module) not in MIRRORS:
+            return
+        target = f"reinforge.{statement.module}"
+        stem = statement.module.rsplit(".", 1)[-1]
+        wanted = [alias.name for alias in statement.names]
+        exported = _exported_names(target)
+        mirror_lacks = exported is not None and not set(wanted) <= exported
+        if (_mirror_path(target) is None and stem in siblings) or (
+            mirror_lacks and _sibling_defines(siblings, stem, wanted)
+        ):
+            lines[first - 1] = _rewrite_to_sibling(lines[first - 1], col, statement.module)
+            result.to_siblings.append((first, statement.module, f".{stem}"))
+            return
+        if _mirror_path(target) is None:
+            result.unmapped.append(Unmapped(first, statement.module, _no_module(statement.module)))
+            return
+        for alias in statement.names:
+            if exported is not None and alias.name != "*" and alias.name not in exported:
+                result.unmapped.append(
+                    Unmapped(first, statement.module, _no_name(statement.module, alias.name))
+                )
+        lines[first - 1] = _rewrite_from(lines[first - 1], col, statement.module)
+    elif isinstance(statement, ast.Import):
+        _rewrite_import(statement, lines, first, last, col, result)
 
 
 def _rewrite_import(
