@@ -39,6 +39,18 @@ class SynchronizerConfig(StrictModel):
         "while the explorer samples step k + sync_offset, then sync; needs sync_offset >= 1 "
         "(the rollouts of the step being sampled come from weights sync_offset steps old)",
     )
+    verify_weights: bool = Field(
+        True,
+        description="after each in-process sync, every engine replica scores a fixed probe "
+        "and a log-prob gap to the trainer's beyond the tolerance fails the step "
+        "(docs/verification.md); metric sync/verify_time",
+    )
+    verify_tolerance: float | None = Field(
+        None,
+        gt=0,
+        description="largest per-token log-prob gap the weight check accepts; null: "
+        "calibrated per engine and dtype (docs/verification.md)",
+    )
 
     @model_validator(mode="after")
     def _overlap_needs_an_offset(self) -> SynchronizerConfig:

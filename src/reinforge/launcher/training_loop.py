@@ -21,6 +21,7 @@ from reinforge.core.metric_names import TRAIN_SYNC_TIME
 from reinforge.launcher.run_trainer import RunInterrupted, make_trainer, save_run_checkpoint
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.step_result import StepResult
+from reinforge.trainer.sync_check import SYNC_VERIFY_TIME, WeightCheck
 from reinforge.trainer.weight_sync import sync_in_process
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ class TrainingLoop:
         self.sync_every = sync_every
         self.checkpoint_every = checkpoint_every
         self.demos = demos
+        sync = session.cfg.synchronizer
+        #: the weight check after each sync (``synchronizer.verify_weights``)
+        self.check = WeightCheck(sync.verify_weights, sync.verify_tolerance)
         self.last: dict[str, Any] = {}  # the metrics of the last trained step
         self.steps = 0  # steps trained by this invocation...
         self.skipped = 0  # ...and how many of them the trainer skipped
@@ -87,8 +91,10 @@ class TrainingLoop:
         ):
             reporter.phase("syncing weights")
             started = time.monotonic()
-            sync_in_process(self.trainer, self.engine)
-            metrics[TRAIN_SYNC_TIME] = time.monotonic() - started
+            sync_in_process(self.trainer, self.engine, self.check)
+            metrics[TRAIN_SYNC_TIME] = time.monotonic() - started - self.check.last_seconds
+            if self.check.enabled:
+                metrics[SYNC_VERIFY_TIME] = self.check.last_seconds
         if self.checkpoint_every and step % self.checkpoint_every == 0:
             reporter.phase("saving checkpoint")
             save_run_checkpoint(self.session, self.trainer, step)
@@ -105,7 +111,7 @@ class TrainingLoop:
         """Bring the engine to the trainer's weights, if it is behind."""
         if self.trainer.model_version != self.engine.model_version:
             self.session.reporter.phase("syncing weights")
-            sync_in_process(self.trainer, self.engine)
+            sync_in_process(self.trainer, self.engine, self.check)
 
     def save(self) -> None:
         save_run_checkpoint(self.session, self.trainer, self.trained)

@@ -1,7 +1,8 @@
 """Getting the trainer's weights into the inference engines.
 
 ``in_process``: the engine lives in this process; the trainer hands it the
-(merged) weights directly. ``checkpoint``: explorer and trainer are separate
+(merged) weights directly, and a ``WeightCheck`` then asks every replica whether it
+serves them (``sync_check``). ``checkpoint``: explorer and trainer are separate
 processes sharing a run directory; the explorer loads the newest checkpoint the
 trainer has published.
 """
@@ -14,22 +15,28 @@ from pathlib import Path
 from typing import Any
 
 from reinforge.trainer.checkpoint import CheckpointManager, policy_weights, read_state
+from reinforge.trainer.sync_check import WeightCheck
 
 logger = logging.getLogger(__name__)
 
 
-def sync_in_process(trainer: Any, engine: Any) -> int:
+def sync_in_process(trainer: Any, engine: Any, check: WeightCheck | None = None) -> int:
     """Push the trainer's current weights into ``engine``; returns the new model version.
 
     A LoRA trainer hands an engine that hot-loads adapters (vLLM started with
     ``max_lora_rank``) just its adapter folder; every other pair gets the merged weights.
+    With ``check``, every replica of the engine then scores the probe and a replica that
+    does not serve the trainer's weights raises ``WeightCheckError`` (``sync_check``).
     """
+    pending = check.start(trainer, engine) if check is not None else None
     if getattr(engine, "lora_enabled", False) and trainer.is_lora:
         with tempfile.TemporaryDirectory(prefix="reinforge-adapter-") as folder:
             trainer.save_adapter(folder)
             engine.update_lora_adapter(folder, version=trainer.model_version)
     else:
         engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)
+    if check is not None:
+        check.verify(trainer, engine, pending)
     return trainer.model_version
 
 

@@ -242,6 +242,11 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._put(ScoreRequest(list(token_ids), fut, float(temperature)))
         return fut
 
+    def score_replicas(self, token_ids: list[int]) -> list[tuple[str, list[float]]]:
+        """``score`` as each replica answers it (one here, the model in this process):
+        the weight check after a sync asks every replica of an engine."""
+        return [("replica 0", self.score(token_ids))]
+
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         fut: Future = Future()
         self._put(WeightUpdate(state_dict, version, fut))
@@ -277,7 +282,10 @@ class HFEngine(BatchAdmission, InferenceEngine):
         items: list[Any] = []
         if block:
             items.append(self._inbox.get())
-            deadline = time.monotonic() + self.batch_window
+            # the window gathers samples into one prefill; a lone score (the weight
+            # check after a sync) or weight update has nothing to wait for
+            window = self.batch_window if isinstance(items[0], SampleRequest) else 0.0
+            deadline = time.monotonic() + window
             while len(items) < self.max_batch_size:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

