@@ -1,9 +1,11 @@
-"""Child processes that do not outlive the process that started them."""
+"""Rank processes as the driver sees them: children that do not outlive the process that
+started them, and ranks that a launcher started elsewhere."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+from typing import Any
 
 
 def die_with_parent() -> None:
@@ -16,3 +18,31 @@ def die_with_parent() -> None:
 
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+
+
+class RemoteRank:
+    """A rank that a launcher (torchrun, srun, a PyTorchJob) started: the driver sees it
+    only through its connection, with the calls it makes on a ``subprocess.Popen``.
+    It has no exit code here (a death shows as the connection's end), and stopping it
+    closes the connection, on which the rank exits."""
+
+    pid: int | None = None
+    returncode: int | None = None
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def poll(self) -> int | None:
+        return None
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Give the rank ``timeout`` seconds to answer a ``close`` before it is cut off."""
+        with contextlib.suppress(OSError, EOFError):
+            if not self.conn.closed and self.conn.poll(timeout):
+                self.conn.recv_bytes()
+        return 0
+
+    def terminate(self) -> None:
+        self.conn.close()
+
+    kill = terminate

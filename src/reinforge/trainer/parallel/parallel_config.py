@@ -40,3 +40,17 @@ class ParallelConfig(StrictModel):
         "divided by world_size; ranks sharing cores with default threads run many times "
         "slower)",
     )
+    share_gpus: bool = Field(
+        False,
+        description="let trainer ranks use GPUs that the vLLM engines reinforge starts use "
+        "(by default each gets GPUs of its own: the engines the first ones, the ranks the "
+        "next; too few GPUs is an error)",
+    )
+    listen: str | None = Field(
+        None,
+        description="host:port where the driver waits for trainer ranks that a launcher "
+        "(torchrun, srun, a Kubeflow PyTorchJob) starts; reinforge then starts no rank "
+        "itself. The ranks get it as REINFORGE_DRIVER, and the same secret as the driver "
+        "in REINFORGE_RANK_AUTHKEY (docs/scale_out.md)",
+        pattern=r"^[^:\s]+:\d+$",
+    )

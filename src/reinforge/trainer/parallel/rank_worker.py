@@ -1,21 +1,27 @@
-"""The body of one trainer rank: a child process that joins the ranks' process group,
-builds its :class:`~reinforge.trainer.trainer.Trainer` and runs the driver's commands.
+"""The body of one trainer rank: a process that joins the ranks' process group, builds
+its :class:`~reinforge.trainer.trainer.Trainer` and runs the driver's commands.
 
-A rank is started as ``python -m reinforge.trainer.parallel.rank_worker ADDRESS RANK``
-(a fresh interpreter that imports nothing of the user's script) and connects back to
-the driver's listener with the key in ``REINFORGE_RANK_AUTHKEY``; its first message
-from the driver says what to build. Every rank receives every command and runs it
-(the commands are collectives: a step, a weight gather, a checkpoint); rank 0's reply
-carries the result. Messages are pickled by value (``pickle``; tensors included), one
-command and one reply at a time, plus ``progress`` messages from rank 0 during a step.
+One entry for every launcher: ``python -m reinforge.trainer.parallel.rank_worker``
+reads torch's ``env://`` variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+``MASTER_ADDR``, ``MASTER_PORT``), so ``torchrun``, ``srun`` and a Kubeflow
+PyTorchJob start it as reinforge's own child processes and Ray actors do (those two
+set the variables themselves). It finds the driver at ``$REINFORGE_DRIVER``
+(``host:port``) and proves itself with the key in ``$REINFORGE_RANK_AUTHKEY``; the
+driver's first message says what to build. Every rank receives every command and runs
+it (the commands are collectives: a step, a weight gather, a checkpoint); rank 0's
+reply carries the result. Messages are pickled by value (``pickle``; tensors
+included), one command and one reply at a time, plus ``progress`` messages from rank
+0 during a step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
 import signal
+import socket
 import sys
 import traceback
 from datetime import timedelta
@@ -35,17 +41,38 @@ def receive(conn: Connection) -> Any:
     return pickle.loads(conn.recv_bytes())
 
 
-def _join_group(rank: int, world_size: int, master: str, device: str, timeout_s: float) -> None:
+def _join_group(rank: int, world_size: int, device: str, timeout_s: float) -> None:
+    """Join the ranks' group at ``MASTER_ADDR:MASTER_PORT`` (``env://``)."""
     backend = "nccl" if device.startswith("cuda") else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(torch.device(device))
     dist.init_process_group(
         backend,
-        init_method=f"tcp://{master}",
+        init_method="env://",
         rank=rank,
         world_size=world_size,
         timeout=timedelta(seconds=timeout_s),
     )
+
+
+def choose_device(setting: str, local_rank: int, planned: str | None) -> tuple[str, str]:
+    """The device this rank would open, and the one it computes on.
+
+    ``planned``: the driver's placement plan for this rank (local ranks); ``None`` for
+    ranks a launcher or Ray started, which follow the launchers' convention:
+    ``cuda:LOCAL_RANK`` of the GPUs they see, or ``cuda:0`` where the launcher gave
+    the process one GPU of its own. With ``$REINFORGE_VISIBLE_GPUS`` pretending GPUs
+    on a machine without any, the tensors stay on the CPU.
+    """
+    from reinforge.core.placement import VISIBLE_GPUS_ENV, plan_gpus, visible_gpu_count
+
+    if planned is None:
+        gpus = visible_gpu_count()
+        own = 0 if gpus == 1 else local_rank
+        plan = plan_gpus(gpus, local_ranks=own + 1, trainer_device=setting)
+        planned = plan.rank_device(own, in_process=True)  # it sees the node's GPUs
+    pretend = os.environ.get(VISIBLE_GPUS_ENV) and not torch.cuda.is_available()
+    return planned, "cpu" if pretend and planned.startswith("cuda") else planned
 
 
 def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
@@ -82,24 +109,42 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
 
 
 AUTHKEY_ENV = "REINFORGE_RANK_AUTHKEY"
+DRIVER_ENV = "REINFORGE_DRIVER"
+#: what a rank reads from its launcher (torch's env:// rendezvous)
+RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
+    """The rank entry: read the launcher's variables, connect to the driver, serve."""
     from multiprocessing.connection import Client
 
-    address, rank = (argv or sys.argv[1:])[:2]
-    host, _, port = address.rpartition(":")
+    missing = [v for v in (*RANK_VARIABLES, DRIVER_ENV, AUTHKEY_ENV) if not os.environ.get(v)]
+    if missing:
+        sys.exit(
+            f"reinforge trainer rank: {', '.join(missing)} not set; start ranks with "
+            "torchrun/srun/a PyTorchJob (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, "
+            f"MASTER_PORT) and set {DRIVER_ENV}=host:port of the driver's "
+            f"trainer.parallel.listen and {AUTHKEY_ENV} to its key (docs/scale_out.md)"
+        )
+    rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    host, _, port = os.environ[DRIVER_ENV].rpartition(":")
     conn = Client((host, int(port)), authkey=bytes.fromhex(os.environ[AUTHKEY_ENV]))
-    send(conn, ("hello", int(rank)))
-    rank_main(int(rank), conn=conn, **receive(conn))
+    send(conn, ("hello", (rank, world_size)))
+    rank_main(
+        rank,
+        world_size=world_size,
+        local_rank=int(os.environ["LOCAL_RANK"]),
+        conn=conn,
+        **receive(conn),
+    )
 
 
 def rank_main(
     rank: int,
     *,
     world_size: int,
-    master: str,
-    device_rank: int,
+    local_rank: int,
+    device: str | None,
     threads: int,
     model_path: str,
     cfg_json: str,
@@ -130,8 +175,9 @@ def rank_main(
         from reinforge.trainer.trainer_config import TrainerConfig
 
         cfg = TrainerConfig.model_validate_json(cfg_json)
-        device = resolve_device(cfg.device, device_rank)
-        _join_group(rank, world_size, master, device, cfg.parallel.timeout_s)
+        planned, device = choose_device(cfg.device, local_rank, device)
+        device = resolve_device(device)
+        _join_group(rank, world_size, device, cfg.parallel.timeout_s)
         ctx = RankContext(rank, world_size, cfg.parallel.strategy, cfg.parallel.cpu_offload)
         weights = init_weights(init_from, model_path) if init_from else None
         trainer = Trainer(
@@ -142,7 +188,13 @@ def rank_main(
             rank=ctx,
             init_weights=weights,
         )
-        send(conn, ("ok", None))
+        where = {
+            "device": planned,
+            "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "local_rank": local_rank,
+            "host": socket.gethostname(),
+        }
+        send(conn, ("ok", where))
     except BaseException:
         send(conn, ("error", traceback.format_exc()))
         os._exit(1)
@@ -152,7 +204,8 @@ def rank_main(
         except (EOFError, OSError):  # the driver is gone
             os._exit(1)
         if name == "close":
-            send(conn, ("ok", None))
+            with contextlib.suppress(OSError):  # a driver that did not wait for it
+                send(conn, ("ok", None))
             os._exit(0)
         try:
             result = _run(trainer, conn, name, args)

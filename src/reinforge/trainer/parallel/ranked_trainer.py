@@ -28,8 +28,9 @@ from typing import Any
 import torch
 
 from reinforge.core import Experience
-from reinforge.trainer.parallel.child_process import die_with_parent
-from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, receive, send
+from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
+from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
+from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -46,6 +47,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _listen_host() -> str:
+    from reinforge.trainer.parallel.ray_ranks import node_address
+
+    return node_address()
+
+
 def _threads_per_rank(cfg: TrainerConfig) -> int:
     if cfg.parallel.threads_per_rank:
         return cfg.parallel.threads_per_rank
@@ -54,7 +61,13 @@ def _threads_per_rank(cfg: TrainerConfig) -> int:
 
 
 class RankedTrainer:
-    """``world_size`` trainer ranks behind the interface of one in-process trainer."""
+    """``world_size`` trainer ranks behind the interface of one in-process trainer.
+
+    The ranks are processes running one entry (``rank_worker``) that reads torch's
+    ``env://`` variables; this class is its front end for reinforge's own child
+    processes (default), Ray actors (``placement``), or ranks a launcher started
+    (``listener``: torchrun, srun, a PyTorchJob connect to it).
+    """
 
     def __init__(
         self,
@@ -64,10 +77,14 @@ class RankedTrainer:
         pad_token_id: int,
         init_from: str | Path | None = None,
         placement: Any = None,
+        plan: GpuPlan | None = None,
+        listener: Listener | None = None,
     ) -> None:
         """Start the ranks and wait until each has built its trainer. ``init_from`` is a
         folder ``model.init_from`` resolved to (each rank loads it before wrapping);
-        with a Ray ``placement`` the ranks run under actors in its trainer bundles."""
+        with a Ray ``placement`` the ranks run under actors in its trainer bundles;
+        ``plan`` places local ranks on GPUs (default: this node's GPUs, no engines);
+        with a ``listener`` reinforge starts no ranks and waits for a launcher's."""
         self.cfg = cfg
         self.world_size = cfg.parallel.world_size
         self.is_lora = cfg.lora.enabled
@@ -76,55 +93,33 @@ class RankedTrainer:
         self._timeout = cfg.parallel.timeout_s
         self._closed = False
         threads = _threads_per_rank(cfg)
-        authkey = secrets.token_bytes(16)
-        hosts = None
-        if placement is None:
-            listen_host = master_host = "127.0.0.1"
-            port = _free_port()
-        else:
-            import ray
-
-            from reinforge.trainer.parallel.ray_ranks import node_address, start_hosts
-
-            hosts = start_hosts(placement, self.world_size, float(threads))
-            master_host, port = ray.get(hosts[0].address.remote(), timeout=self._timeout)
-            listen_host = node_address()
-        listener = Listener((listen_host, 0), authkey=authkey)
-        host, listen_port = listener.address
         self._procs: list[Any] = []
-        for rank in range(self.world_size):
-            command = [
-                sys.executable,
-                "-m",
-                "reinforge.trainer.parallel.rank_worker",
-                f"{host}:{listen_port}",
-                str(rank),
-            ]
-            if hosts is None:
-                env = {**os.environ, AUTHKEY_ENV: authkey.hex()}
-                self._procs.append(
-                    subprocess.Popen(
-                        command, env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
-                    )
+        devices: list[str | None] = [None] * self.world_size
+        if listener is None:
+            authkey = secrets.token_bytes(16)
+            listener = Listener(
+                ("127.0.0.1" if placement is None else _listen_host(), 0), authkey=authkey
+            )
+            if placement is None:
+                plan = plan or plan_gpus(
+                    visible_gpu_count(),
+                    local_ranks=self.world_size,
+                    trainer_device=cfg.device,
+                    share=cfg.parallel.share_gpus,
                 )
-            else:
-                from reinforge.trainer.parallel.ray_ranks import RayRankProcess
-
-                self._procs.append(
-                    RayRankProcess(hosts[rank], command, {AUTHKEY_ENV: authkey.hex()})
-                )
+                devices = [plan.rank_device(r) for r in range(self.world_size)]
+            self._procs = self._start_ranks(listener, authkey, placement, plan, threads)
         try:
             self._conns = self._accept(listener)
         finally:
             listener.close()
-        for _rank, conn in enumerate(self._conns):
+        if not self._procs:  # a launcher's ranks: seen only through their connections
+            self._procs = [RemoteRank(conn) for conn in self._conns]
+        for rank, conn in enumerate(self._conns):
             send(
                 conn,
                 {
-                    "world_size": self.world_size,
-                    "master": f"{master_host}:{port}",
-                    # Ray shows each rank its own GPU as cuda:0; local ranks see them all
-                    "device_rank": rank if hosts is None else 0,
+                    "device": devices[rank],
                     "threads": threads,
                     "model_path": str(model_path),
                     "cfg_json": cfg.model_dump_json(),
@@ -132,7 +127,54 @@ class RankedTrainer:
                     "init_from": None if init_from is None else str(init_from),
                 },
             )
-        self._collect("start")
+        #: per rank: the device it opened, its CUDA_VISIBLE_DEVICES, local rank and host
+        self.ranks: list[dict[str, Any]] = self._collect("start", every=True)
+
+    def _start_ranks(
+        self,
+        listener: Listener,
+        authkey: bytes,
+        placement: Any,
+        plan: GpuPlan | None,
+        threads: int,
+    ) -> list[Any]:
+        """The rank processes: children of this process, or of Ray actors, each given
+        the ``env://`` variables a launcher would set."""
+        host, listen_port = listener.address
+        common = {
+            "WORLD_SIZE": str(self.world_size),
+            DRIVER_ENV: f"{host}:{listen_port}",
+            AUTHKEY_ENV: authkey.hex(),
+        }
+        command = [sys.executable, "-m", "reinforge.trainer.parallel.rank_worker"]
+        if placement is None:
+            common |= {
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(_free_port()),
+                "LOCAL_WORLD_SIZE": str(self.world_size),
+                **(plan.rank_env() if plan is not None else {}),
+            }
+            return [
+                subprocess.Popen(
+                    command,
+                    env={**os.environ, **common, "RANK": str(r), "LOCAL_RANK": str(r)},
+                    stdin=subprocess.DEVNULL,
+                    preexec_fn=die_with_parent,
+                )
+                for r in range(self.world_size)
+            ]
+        import ray
+
+        from reinforge.trainer.parallel.ray_ranks import RayRankProcess, start_hosts
+
+        hosts = start_hosts(placement, self.world_size, float(threads))
+        master_host, port = ray.get(hosts[0].address.remote(), timeout=self._timeout)
+        # Ray shows each rank actor its own GPU (if any) as the only one: local rank 0
+        common |= {"MASTER_ADDR": master_host, "MASTER_PORT": str(port), "LOCAL_RANK": "0"}
+        return [
+            RayRankProcess(hosts[r], command, {**common, "RANK": str(r)})
+            for r in range(self.world_size)
+        ]
 
     # ---- the commands --------------------------------------------------------------
 
@@ -153,13 +195,27 @@ class RankedTrainer:
         return self._command("weights")
 
     def save_adapter(self, folder: str | Path) -> None:
+        from reinforge.trainer.parallel.ray_ranks import receive_checkpoint
+
         self._command("save_adapter", str(folder))
+        receive_checkpoint(self._procs, Path(folder), self._timeout)  # Ray ranks' files
 
     def save_checkpoint(self, folder: Path) -> dict[str, Any]:
-        return self._command("save", str(folder))
+        from reinforge.trainer.parallel.ray_ranks import receive_checkpoint
+
+        result = self._command("save", str(folder))
+        receive_checkpoint(self._procs, Path(folder), self._timeout)  # Ray ranks' files
+        return result
 
     def load_checkpoint(self, folder: Path, state: dict[str, Any]) -> None:
-        self.global_step, self.model_version = self._command("load", (str(folder), state))
+        from reinforge.trainer.parallel.ray_ranks import discard_checkpoint, send_checkpoint
+
+        send_checkpoint(self._procs, Path(folder), self._timeout)  # to Ray ranks' nodes
+        try:
+            self.global_step, self.model_version = self._command("load", (str(folder), state))
+        finally:
+            if not self._closed:
+                discard_checkpoint(self._procs, Path(folder), self._timeout)
 
     def state_bytes(self) -> list[int]:
         """Each rank's bytes of parameters, gradients and optimizer state."""
@@ -191,23 +247,39 @@ class RankedTrainer:
         """Each rank's connection, in rank order; fails if a rank exits or none calls
         within the deadline."""
         found: dict[int, Connection] = {}
+        wrong: list[tuple[int, int]] = []
 
         def accept() -> None:
             while len(found) < self.world_size:
                 conn = listener.accept()
-                _kind, rank = receive(conn)
+                _kind, (rank, world_size) = receive(conn)
+                if world_size != self.world_size or not 0 <= rank < world_size:
+                    send(conn, ("close", None))
+                    conn.close()
+                    wrong.append((rank, world_size))
+                    return
                 found[int(rank)] = conn
 
         thread = threading.Thread(target=accept, daemon=True)
         thread.start()
         deadline = time.monotonic() + self._timeout
-        while thread.is_alive():
+        while True:
             thread.join(0.2)
             dead = [r for r, p in enumerate(self._procs) if p.poll() is not None and r not in found]
+            if wrong:
+                self._conns = list(found.values())
+                rank, size = wrong[0]
+                self._fail(
+                    "start",
+                    f"a rank said it is rank {rank} of WORLD_SIZE={size}, but "
+                    f"trainer.parallel.world_size is {self.world_size}",
+                )
             if dead or time.monotonic() > deadline:
                 self._conns = list(found.values())
                 why = "exited" if dead else "did not connect in time"
                 self._fail("start", f"rank(s) {dead or 'all'} {why}")
+            if not thread.is_alive():
+                break
         return [found[r] for r in range(self.world_size)]
 
     def _command(
@@ -228,18 +300,24 @@ class RankedTrainer:
         """The ranks were stopped (closed, failed, or interrupted mid-command)."""
         return self._closed
 
-    def _collect(self, name: str, on_progress: Callable[[int, int], None] | None = None) -> Any:
+    def _collect(
+        self,
+        name: str,
+        on_progress: Callable[[int, int], None] | None = None,
+        every: bool = False,
+    ) -> Any:
         """Every rank's reply to ``name``; rank 0's result. Interrupted (Ctrl-C, SIGTERM)
         while the ranks work, it stops them: a step they finish unseen would leave
         their weights a step ahead of what the run records as trained."""
         try:
-            return self._replies(name, on_progress)
+            replies = self._replies(name, on_progress)
+            return [replies[r] for r in range(self.world_size)] if every else replies.get(0)
         except KeyboardInterrupt:
             self._closed = True
             self._stop_all()
             raise
 
-    def _replies(self, name: str, on_progress: Callable[[int, int], None] | None) -> Any:
+    def _replies(self, name: str, on_progress: Callable[[int, int], None] | None) -> dict[int, Any]:
         deadline = time.monotonic() + self._timeout
         replies: dict[int, Any] = {}
         waiting = dict(enumerate(self._conns))
@@ -271,7 +349,7 @@ class RankedTrainer:
                     f"rank(s) {late} did not answer within trainer.parallel.timeout_s "
                     f"({self._timeout:g} s)",
                 )
-        return replies.get(0)
+        return replies
 
     def _exit_note(self, rank: int) -> str:
         code = self._procs[rank].poll()
