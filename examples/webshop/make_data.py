@@ -4,7 +4,7 @@
 
 Each taskset row is ``{"session_id": N}``: goal ``N`` of the catalogue shipped with
 reinforge (``reinforge/envs/webshop/data/goals.jsonl``; rebuild it with
-``python -m reinforge.envs.webshop.generate``). As in WebShop, the first goals are
+``python tools/webshop_catalogue.py`` in a checkout). As in WebShop, the first goals are
 held out for testing (``test.jsonl``) and the rest train (``train.jsonl``).
 
 ``demonstrations.jsonl`` holds, for ``--demos`` goals that neither taskset holds

@@ -37,8 +37,8 @@ _HOMES = {
     "Trajectory": "reinforge.rllm.types",
     "Episode": "reinforge.rllm.types",
     "BaseAgent": "reinforge.rllm.agents.agent",
-    "AgentFlowWorkflow": "reinforge.rllm.agentflow_runner",
-    "agentflow_workflow": "reinforge.rllm.agentflow_runner",
+    "AgentFlowWorkflow": "reinforge.workflows.agentflow.workflow",
+    "agentflow_workflow": "reinforge.workflows.agentflow.workflow",
 }
 
 

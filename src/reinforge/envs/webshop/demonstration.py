@@ -25,7 +25,7 @@ from typing import Any
 import reinforge.envs.webshop.pages as pages
 from reinforge.envs.webshop.catalogue import Catalogue
 from reinforge.envs.webshop.env import make_env
-from reinforge.envs.webshop.generate import TYPES, _instruction
+from reinforge.envs.webshop.kinds import TYPES, instruction_text
 from reinforge.envs.webshop.prompts import observation_message, system_prompt
 from reinforge.envs.webshop.settings import WebShopSettings
 
@@ -152,7 +152,7 @@ def new_goals(
             "attributes": attrs,
             "goal_options": options,
             "price_upper": budget,
-            "instruction_text": _instruction(
+            "instruction_text": instruction_text(
                 nouns.get(product.query, product.query), attrs, options, budget
             ),
             "goal_id": None,

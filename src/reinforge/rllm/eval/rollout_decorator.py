@@ -21,9 +21,9 @@ from collections.abc import Callable
 from functools import update_wrapper
 from typing import Any, overload
 
-from reinforge.rllm.agentflow_runner import agentflow_workflow
 from reinforge.rllm.eval.types import EvalOutput, coerce_eval_output
 from reinforge.rllm.types import AgentConfig, Episode, coerce_to_episode, flow_label
+from reinforge.workflows.agentflow.workflow import agentflow_workflow
 from reinforge.workflows.workflow import WORKFLOWS
 
 __all__ = [

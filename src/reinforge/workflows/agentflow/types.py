@@ -1,9 +1,12 @@
-"""Mirror of ``rllm.types`` (rLLM 0.3): the data types and the AgentFlow / Evaluator protocols.
+"""rLLM 0.3's AgentFlow data types and protocols, as reinforge runs them.
 
-rLLM 0.3 keeps its core shapes in this one module: ``Task`` (what a flow is asked to
-do), ``Step`` / ``Trajectory`` / ``Episode`` (what it did), ``AgentConfig`` (where its
+rLLM 0.3 keeps its core shapes in one module, ``rllm.types`` (mirrored, by
+re-export, as ``reinforge.rllm.types``): ``Task`` (what a flow is asked to do),
+``Step`` / ``Trajectory`` / ``Episode`` (what it did), ``AgentConfig`` (where its
 model lives), the two protocols ``AgentFlow`` (runs a task, returns an Episode) and
-``Evaluator`` (scores that Episode), and ``run_agent_flow``.
+``Evaluator`` (scores that Episode), and ``run_agent_flow``. They live here, in the
+workflows layer, because the AgentFlow runtime (``reinforge.workflows.agentflow``)
+is built on them and may not import the compatibility mirror above it.
 
 ``Step``, ``Trajectory`` and ``Episode`` here are reinforge's episode records
 (``reinforge.core.episode``) with the fields rLLM 0.3 added on top: ``Step.id`` /
@@ -12,8 +15,8 @@ model lives), the two protocols ``AgentFlow`` (runs a task, returns an Episode) 
 as their ``info``. Being subclasses, they go everywhere reinforge's own records go
 (``episode_to_experiences`` included).
 
-How a flow runs under reinforge (the recording gateway, the evaluator, the
-experiences) is in ``reinforge.rllm.agentflow_runner``.
+How a flow runs under reinforge (its recording endpoint, the evaluator, the
+experiences) is in ``reinforge.workflows.agentflow.workflow``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Mirror of ``rllm.eval.types``: what an Evaluator returns.
+"""What an rLLM Evaluator returns (``rllm.eval.types``, mirrored by re-export as
+``reinforge.rllm.eval.types``).
 
 ``EvalOutput`` is the verdict on one episode: the scalar ``reward`` (what training
 optimises), ``is_correct`` (what accuracy counts), named ``signals`` (sub-scores,
