@@ -43,11 +43,12 @@ def receive(conn: Connection) -> Any:
 
 def _join_group(rank: int, world_size: int, device: str, timeout_s: float) -> None:
     """Join the ranks' group at ``MASTER_ADDR:MASTER_PORT`` (``env://``)."""
-    backend = "nccl" if device.startswith("cuda") else "gloo"
-    if backend == "nccl":
+    from reinforge.trainer.parallel.strategy import process_group_backend
+
+    if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))
     dist.init_process_group(
-        backend,
+        process_group_backend(device),
         init_method="env://",
         rank=rank,
         world_size=world_size,

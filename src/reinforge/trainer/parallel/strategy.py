@@ -91,12 +91,22 @@ def wrap(model: nn.Module, ctx: RankContext, device: torch.device) -> nn.Module:
         mesh = init_device_mesh(device.type, (ctx.world_size,))
         extra: dict[str, Any] = {"mesh": mesh}
         if ctx.cpu_offload:
-            extra["offload_policy"] = CPUOffloadPolicy()
+            # pinned host memory speeds the copies to a GPU; without one, pinning fails
+            pin = device.type == "cuda"
+            extra["offload_policy"] = CPUOffloadPolicy(pin_memory=pin)
         for layer in _decoder_layers(model):
             fully_shard(layer, **extra)
         fully_shard(module, **extra)  # the rest: embeddings, final norm, (tied) head
         return module
     raise ValueError(f"unknown parallel strategy {ctx.strategy!r}")
+
+
+def process_group_backend(device: str) -> str:
+    """The ranks' ``torch.distributed`` backend on ``device``: gloo on the CPU; on GPUs
+    NCCL for CUDA tensors and gloo for CPU ones (``trainer.parallel.cpu_offload`` keeps
+    the shards in host memory, and clipping their gradients all-reduces a norm computed
+    there), as torchtune, torchtitan and verl open it."""
+    return "cuda:nccl,cpu:gloo" if device.startswith("cuda") else "gloo"
 
 
 def grad_sync(
