@@ -1,5 +1,6 @@
 """``examples/alfworld/*.yaml`` through the CLI on the real TextWorld engine: explored with a
-scripted mock player that wins, and trained for 2 steps on the tiny model."""
+scripted mock player that wins; the GRPO configs trained for 2 steps on the tiny model
+(weights moved), the RAFT configs shown to skip the steps where nothing was won."""
 
 from __future__ import annotations
 
@@ -81,34 +82,33 @@ def test_example_explores_with_a_scripted_player(tmp_path: Path, config: str) ->
     assert step["explore/workflow/success/mean"] == 1.0
 
 
-@pytest.mark.parametrize("config", CONFIGS)
+TINY = [
+    "model.model_path=tiny-random-smollm2", "model.max_response_tokens=8",
+    "model.hf.batch_window_ms=2", "buffer.batch_size=1",
+    "buffer.explorer_input.taskset.repeat_times=2",
+    "buffer.explorer_input.taskset.workflow_args.max_env_steps=3",
+    "trainer.lr=1.0e-3",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("config", ["grpo", "multi_step_grpo"])
 def test_example_trains_two_steps_on_the_tiny_model(
-    tmp_path: Path, tiny_model_path: Path, config: str
+    tmp_path: Path, tiny_model_path: Path, config: str, varying_reward, assert_run_trained
 ) -> None:
+    """Each GRPO config trains 2 steps on real games and its weights move. The tiny
+    random model never wins, so every game's reward is the same -0.1: the runs are
+    scored by ``sampled_token_reward`` instead (groups with variance, so nonzero
+    advantages); the game's own reward is kept in ``info["original_reward"]``."""
     run_dir = tmp_path / "run"
-    overrides = [
-        "model.model_path=tiny-random-smollm2", "model.max_response_tokens=8",
-        "model.hf.batch_window_ms=2", "buffer.batch_size=1",
-        "buffer.explorer_input.taskset.repeat_times=2",
-        "buffer.explorer_input.taskset.workflow_args.max_env_steps=3",
-        "trainer.lr=1.0e-3",
-    ]  # fmt: skip
-    raft = config.startswith("raft")
-    # RAFT keeps only won games, and the tiny model wins none: every SFT step is
-    # skipped, which the run reports as its error (exit 2)
-    out = _cli(config, run_dir, "run", overrides, code=2 if raft else 0)
-    if raft:
-        assert "all 2 training steps of this run were skipped" in out
+    overrides = [*TINY, "checkpoint.save_interval=2", *varying_reward]
+    _cli(config, run_dir, "run", overrides)
     exps = _stored(run_dir)
     assert exps
     for exp in exps:  # the tiny random model never wins
-        assert exp.metrics["success"] == 0.0
-        if raft:  # not kept: nothing to train on, reward 0
-            assert exp.reward == 0.0 and not exp.info["raft_kept"] and not exp.action_mask.any()
-            assert exp.info["termination_reason"] in {"max_turns_exceeded", "repeated_action"}
-        else:
-            assert exp.reward == pytest.approx(-0.1) and exp.action_mask.any()
-            assert exp.info["termination_reason"] == "max_turns_exceeded"
+        assert exp.metrics["success"] == 0.0 and exp.action_mask.any()
+        assert exp.info["original_reward"] == pytest.approx(-0.1)
+        assert exp.info["termination_reason"] == "max_turns_exceeded"
+        assert 0.0 < exp.reward < 1.0  # the sampled-token reward
     if config == "grpo":  # one conversation: the replies, the observations between masked out
         for exp in exps:
             mask = "".join(str(int(m)) for m in exp.action_mask.tolist())
@@ -117,5 +117,28 @@ def test_example_trains_two_steps_on_the_tiny_model(
         assert {e.eid.step for e in exps} <= {0, 1, 2}
         assert all(e.action_mask.all() and STATE_HASH in e.info for e in exps)
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    trained = [r for r in rows if "train/loss" in r]
-    assert [r["step"] for r in trained] == ([] if raft else [1, 2])
+    assert [r["step"] for r in rows if "train/loss" in r] == [1, 2]
+    assert_run_trained(run_dir, tiny_model_path, 2)
+
+
+@pytest.mark.parametrize("config", ["raft", "raft_reflect"])
+def test_raft_example_skips_every_step_when_no_game_is_won(
+    tmp_path: Path, tiny_model_path: Path, config: str
+) -> None:
+    """RAFT keeps only won games, and the tiny random model wins none: every run is
+    reported but not kept (reward 0, nothing to learn from), every step is skipped, and
+    the run says so as its error (exit 2). A reward from the sampled tokens cannot
+    change that (RAFT keeps by the game's outcome). That a kept run trains (SFT loss,
+    weights moved) is tested with a scripted winner on the tiny model's tokenizer in
+    ``tests/envs/alfworld/test_alfworld_raft_trains.py``."""
+    run_dir = tmp_path / "run"
+    out = _cli(config, run_dir, "run", TINY, code=2)
+    assert "all 2 training steps of this run were skipped" in out
+    exps = _stored(run_dir)
+    assert exps
+    for exp in exps:  # not kept: nothing to learn from, reward 0
+        assert exp.metrics["success"] == 0.0
+        assert exp.reward == 0.0 and not exp.info["raft_kept"] and not exp.action_mask.any()
+        assert exp.info["termination_reason"] in {"max_turns_exceeded", "repeated_action"}
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert not [r for r in rows if "train/loss" in r]

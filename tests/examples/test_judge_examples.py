@@ -1,5 +1,6 @@
 """The ``examples/judges`` configs run through the CLI: every one with mock engines
-swapped in (fast), and RULER once with real hf engines on the tiny model (slow)."""
+swapped in (fast); RULER trained with the tiny model as policy and a scripted judge, and
+once with hf engines on the tiny model for both, whose nonsense verdicts mask every group."""
 
 from __future__ import annotations
 
@@ -80,10 +81,38 @@ def test_mock_judge_examples_run_as_shipped(name: str, tmp_path: Path) -> None:
     assert len(experiences(tmp_path)) == 128
 
 
+def test_ruler_example_trains_the_tiny_policy_on_a_scripted_judges_ranks(
+    tmp_path: Path, tiny_model_path: Path, assert_run_trained
+) -> None:
+    """The policy an hf engine on the tiny random model, the judge a mock engine that
+    ranks every group 1, 0.5, 0.25, 0: the RULER rewards differ within each group, so
+    both steps have nonzero advantages and the weights move."""
+    path = shrunk("ruler", tmp_path, mock=False)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["model"].update(model_path=str(tiny_model_path), max_response_tokens=8)
+    judge = cfg["explorer"]["auxiliary_models"][0]
+    for key in ("model_path", "engine", "hf"):
+        judge.pop(key, None)
+    judge.update(engine="mock", mock={"replies": [VERDICTS["ruler"]]})
+    cfg["trainer"]["lr"] = 1.0e-3
+    cfg["checkpoint"]["save_interval"] = 2
+    path.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "-c", str(path), "--run-dir", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    exps = experiences(run_dir)
+    assert len(exps) == 16 and all(e.metrics["judge_success"] == 1.0 for e in exps)
+    assert sorted({e.reward for e in exps}) == [0.0, 0.25, 0.5, 1.0]
+    assert_run_trained(run_dir, tiny_model_path, 2)
+
+
 @pytest.mark.slow
-def test_ruler_example_trains_with_real_engines(tmp_path: Path, tiny_model_path: Path) -> None:
+def test_ruler_example_with_a_tiny_hf_judge_masks_every_group(
+    tmp_path: Path, tiny_model_path: Path
+) -> None:
     """Policy and judge both hf engines on the tiny random model: the judge talks
-    nonsense, so its groups are masked and counted, and both steps still run."""
+    nonsense, so every group is masked and counted, both steps explore, none trains,
+    and the run says so and why, with exit code 2."""
     path = shrunk("ruler", tmp_path, mock=False)
     cfg = yaml.safe_load(path.read_text())
     cfg["model"]["model_path"] = str(tiny_model_path)
