@@ -54,6 +54,7 @@ def local_ray() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def served(tiny_model_path: Path) -> Iterator[str]:
     engine = HFEngine(tiny_model_path, seed=0)
+    engine.update_weights({}, version=3)  # the served weights are version 3
     with ServerThread(create_app(ModelWrapper(engine).openai_service)) as server:
         yield server.url
     engine.close()
@@ -86,7 +87,8 @@ def requests(n: int, sleep: float):
 def test_runner_actors_run_every_request(
     local_ray: None, served: str, tiny_model_path: Path, tmp_path: Path
 ) -> None:
-    sched = scheduler(tmp_path, served, tiny_model_path)
+    # the driver believes version 7 is served; the server says which weights sampled
+    sched = scheduler(tmp_path, served, tiny_model_path, version=7)
     try:
         results = asyncio.run(sched.run(requests(6, 0.0)))
     finally:
@@ -94,7 +96,9 @@ def test_runner_actors_run_every_request(
     assert [r.status for r in results] == [OK] * 6
     assert sorted(r.task_id for r in results) == [str(i) for i in range(6)]
     exps = [e for r in results for e in r.experiences]
-    assert all(e.info["model_version"] == 3 for e in exps)  # the driver's policy version
+    # the version that sampled, as the server reported it (a vLLM replica reports none:
+    # then the driver's version when the request was sent, tests/models/test_sampling_versions)
+    assert all(e.info["model_version"] == 3 for e in exps)
     assert all(e.response_length > 0 and len(e.logprobs) == e.response_length for e in exps)
 
 

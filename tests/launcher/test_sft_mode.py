@@ -129,6 +129,8 @@ def test_sft_run_logs_checkpoints_plots_and_exports(sft_run, tmp_path):
     losses = [r["train/sft/loss"] for r in rows]
     assert losses[-1] < losses[0]  # it learns the demonstrations
     assert sum(r["train/experiences"] for r in rows) == 20  # every row, each epoch
+    # an SFT row is dated with the version it trains (never stale): 0 versions behind
+    assert all(r["train/staleness_max"] == 0.0 for r in rows)
     assert json.loads((sft_run / "config.json").read_text())["trainer"]["algorithm"] == "sft"
     assert (sft_run / "checkpoints" / "step_8" / "state.json").is_file()
     assert list((sft_run / "plots").glob("*.png"))

@@ -172,6 +172,10 @@ def test_stale_experiences_are_dropped(sampled: list[Experience], tiny_model_pat
     assert metrics["train/stale_dropped"] == 4
     assert metrics["train/experiences"] == 4
     assert trainer.model_version == 4
+    # each step reports how far behind its experiences were sampled (before the filter)
+    assert metrics["train/staleness_min"] == 1.0
+    assert metrics["train/staleness_max"] == 3.0
+    assert metrics["train/staleness_mean"] == pytest.approx(2.0)
 
 
 def test_batch_without_usable_experiences_is_skipped(

@@ -58,6 +58,7 @@ def test_step_groups(client: TestClient, sample_run: Any) -> None:
         # group_advantage ran: each experience has a mean advantage, zero-sum per group
         assert sum(e["advantage"] for e in group["experiences"]) == pytest.approx(0, abs=1e-3)
         assert all(e["turns"] == 2 for e in group["experiences"])
+        assert all(e["model_version"] == 0 for e in group["experiences"])  # explore only
     assert data["choices"]["tasksets"] == ["calc"]
     assert set(data["choices"]["terminations"]) <= {"answered", "wrong_answer"}
 

@@ -28,6 +28,10 @@ def train_metric(name: str) -> str:
 #: ``StepResult.skipped``)
 TRAIN_SKIPPED = "train/skipped"
 TRAIN_STALE_DROPPED = "train/stale_dropped"
+#: how many versions behind the trainer the step's experiences were sampled (min/mean/max)
+TRAIN_STALENESS_MIN = "train/staleness_min"
+TRAIN_STALENESS_MEAN = "train/staleness_mean"
+TRAIN_STALENESS_MAX = "train/staleness_max"
 TRAIN_NONFINITE_GRAD = "train/nonfinite_grad"
 TRAIN_GRAD_NORM = "train/grad_norm"
 TRAIN_LR = "train/lr"

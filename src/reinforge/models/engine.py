@@ -73,6 +73,12 @@ class Completion:
     #: per position, the ``top_logprobs`` most likely (token id, raw log-probability)
     #: pairs, most likely first; None unless requested
     top_logprobs: list[list[tuple[int, float]]] | None = None
+    #: the weight version that sampled these tokens, as the engine knows it (hf, mock:
+    #: the weights of the forward passes; a remote server: the version the request was
+    #: sent to, or the one the server reports). None: unknown, and the wrapper stamps the
+    #: engine's version when the experience is built. ``trainer.max_staleness`` and the
+    #: staleness metrics read it, so it is the oldest weights that made any token.
+    model_version: int | None = None
 
 
 @dataclass

@@ -89,6 +89,7 @@ from reinforge.trainer.parallel.strategy import (
 )
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.prepared_step import PreparedStep
+from reinforge.trainer.staleness import staleness_metrics, versions_behind
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.token_logprobs import token_logprobs
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -214,6 +215,7 @@ class Trainer:
         self._housekeeping()  # what sampling and the last sync left behind
         exps, stale = self.usable_experiences(experiences)
         metrics: dict[str, float] = {TRAIN_STALE_DROPPED: float(stale)}
+        metrics.update(staleness_metrics(experiences, self.model_version))
         if not exps:
             logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
             return StepResult.skip(metrics)
@@ -241,9 +243,7 @@ class Trainer:
         limit = self.cfg.max_staleness
         if limit is None:
             return list(exps), 0
-        fresh = [
-            e for e in exps if self.model_version - int(e.info.get("model_version", 0)) <= limit
-        ]
+        fresh = [e for e in exps if versions_behind(e, self.model_version) <= limit]
         return fresh, len(exps) - len(fresh)
 
     def usable_experiences(self, exps: Sequence[Experience]) -> tuple[list[Experience], int]:

@@ -86,6 +86,8 @@ class ResponseShaper:
                 "logprobs": self._chat_logprobs(exp, call),
                 "finish_reason": finish,
                 "token_ids": exp.response_tokens.tolist(),
+                # reinforge's extension, like token_ids: the weights that sampled it
+                "model_version": exp.info.get("model_version"),
             }
             exp.info.pop("top_logprobs", None)  # answered; not worth storing
             choices.append(choice)
@@ -134,6 +136,7 @@ class ResponseShaper:
                     "finish_reason": exp.info.get("finish_reason", "stop"),
                     "token_ids": exp.response_tokens.tolist(),
                     "prompt_token_ids": exp.prompt_tokens.tolist(),
+                    "model_version": exp.info.get("model_version"),
                 }
             )
         return {

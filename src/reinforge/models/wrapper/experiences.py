@@ -91,7 +91,12 @@ class ExperienceBuilder:
                 messages=None if messages is None else [*messages, reply],
                 tools=tools,
                 truncate_status="response_truncated" if comp.finish_reason == "length" else None,
-                info={"model_version": model_version, "finish_reason": comp.finish_reason},
+                info={
+                    "model_version": model_version
+                    if comp.model_version is None
+                    else comp.model_version,
+                    "finish_reason": comp.finish_reason,
+                },
                 multi_modal_inputs=sent.multi_modal_inputs,
             )
             if comp.top_logprobs is not None:

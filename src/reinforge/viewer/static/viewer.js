@@ -103,6 +103,7 @@ async function loadSteps() {
     const notOk = Object.entries(s.records).filter(([k]) => k !== "ok").reduce((n, [, v]) => n + v, 0);
     return el("tr", { "data-step": s.step, onclick: () => selectStep(s.step) },
       el("td", {}, s.step), el("td", {}, s.experiences), el("td", {}, fmt(s.reward_mean)),
+      el("td", { class: "version" }, s.model_version ?? ""),
       el("td", { class: notOk ? "status-failed" : "" }, notOk || ""));
   }));
   if (data.steps.length && state.step === null) selectStep(data.steps[0].step);
@@ -163,9 +164,10 @@ function groupRow(group) {
 function experienceTable(experiences) {
   if (!experiences.length) return el("div", { class: "muted" }, "no stored experiences (see the task record's error)");
   return el("table", { class: "grid" },
-    el("thead", {}, el("tr", {}, ...["run", "reward", "advantage", "tokens", "turns", "termination", "response"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ...["run", "version", "reward", "advantage", "tokens", "turns", "termination", "response"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...experiences.map((e) => el("tr", { class: "exp-row", "data-id": e.id, onclick: () => showExperience(e.id) },
-      el("td", {}, e.run), el("td", {}, fmt(e.reward)), el("td", {}, fmt(e.advantage)),
+      el("td", {}, e.run), el("td", { class: "version" }, e.model_version ?? ""),
+      el("td", {}, fmt(e.reward)), el("td", {}, fmt(e.advantage)),
       el("td", {}, e.response_length), el("td", {}, e.turns),
       el("td", {}, [e.termination_reason, e.mask_reason].filter(Boolean).join("; ")),
       el("td", {}, e.preview)))));

@@ -130,7 +130,11 @@ class DecodeLoop:
                 continue
             if self._prefix is not None:
                 self._remember(i, row)
-            req.results[row.index] = Completion(row.tokens, row.logprobs, reason, row.top)
+            # updates wait for running rows to finish (see _apply_updates), so the
+            # version now is the one of every forward pass that sampled this row
+            req.results[row.index] = Completion(
+                row.tokens, row.logprobs, reason, row.top, self._model_version
+            )
             req.remaining -= 1
             if req.remaining == 0:
                 settle(req.future, req.results)

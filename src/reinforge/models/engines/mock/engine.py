@@ -140,7 +140,7 @@ class MockEngine(InferenceEngine):
                 if params.top_logprobs
                 else None
             )
-            out.append(Completion(ids, logprobs, finish, top))
+            out.append(Completion(ids, logprobs, finish, top, self._model_version))
         return done_future(out)
 
     scores_with_temperature = True

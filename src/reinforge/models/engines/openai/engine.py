@@ -21,6 +21,7 @@ from reinforge.models.engines.openai.protocol import (
     parse_completions,
     parse_prompt_logprobs,
     score_body,
+    stamp_version,
 )
 
 
@@ -111,9 +112,10 @@ class OpenAIEngine(InferenceEngine):
             # greedy replies are all the same; vLLM refuses n > 1 at temperature 0
             copies, params = params.n, dataclasses.replace(params, n=1)
         body = completion_body(self.request_model(), prompt_ids, params)
+        version = self.model_version  # read with the model name the request carries
 
         def parse(data: dict, url: str) -> list[Completion]:
-            out = parse_completions(data, params, url)
+            out = stamp_version(parse_completions(data, params, url), version)
             return out + [dataclasses.replace(out[0]) for _ in range(copies - 1)]
 
         return self.http.submit("/v1/completions", body, parse)

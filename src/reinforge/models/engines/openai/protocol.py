@@ -106,7 +106,11 @@ def parse_completions(
             rows = logprobs.get("top_logprobs") or []
             tops = [_top_row(row, server)[: params.top_logprobs] for row in rows]
         reason = choice.get("finish_reason") or "stop"
-        out.append(Completion(ids, values, "length" if reason == "length" else "stop", tops))
+        finish = "length" if reason == "length" else "stop"
+        # reinforge serve says which weights sampled the choice; vLLM does not (None)
+        version = choice.get("model_version")
+        version = None if version is None else int(version)
+        out.append(Completion(ids, values, finish, tops, version))
     return out
 
 
@@ -125,3 +129,14 @@ def parse_prompt_logprobs(body: dict[str, Any], token_ids: list[int], server: st
             raise ServerProtocolError(f"server {server} gave no prompt logprob for token {tid}")
         out.append(float(entry["logprob"] if isinstance(entry, dict) else entry))
     return out
+
+
+def stamp_version(completions: list[Completion], version: int) -> list[Completion]:
+    """Give completions the server did not date ``version``: the engine's weight version
+    when the request was sent. A sync that lands while the request runs makes the later
+    tokens newer, never older, so the send-time version is the oldest weights that
+    sampled any token (what ``trainer.max_staleness`` must count from)."""
+    for comp in completions:
+        if comp.model_version is None:
+            comp.model_version = version
+    return completions

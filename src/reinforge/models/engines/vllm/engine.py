@@ -32,6 +32,7 @@ from typing import Any
 
 from reinforge.models.engine import Completion, ImageSource, SamplingParams, failed_future
 from reinforge.models.engines.openai.engine import OpenAIEngine
+from reinforge.models.engines.openai.protocol import stamp_version
 from reinforge.models.engines.vllm.multimodal import (
     GENERATE_PATH,
     SCALE_OUT_FLAG,
@@ -231,9 +232,10 @@ class VLLMEngine(OpenAIEngine):
                 )
             )
         body = generate_body(self.request_model(), source, params)
+        version = self.model_version  # with the model name the request carries
 
         def parse(data: dict, url: str) -> list[Completion]:
-            return parse_generate(data, params, url, prompt_ids)
+            return stamp_version(parse_generate(data, params, url, prompt_ids), version)
 
         return self.http.submit(GENERATE_PATH, body, parse)
 
