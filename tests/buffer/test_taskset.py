@@ -80,7 +80,7 @@ def test_each_file_format_loads_the_same_tasks(tmp_path: Path, suffix: str, writ
     # csv columns of digits come back as ints: Task.truth is always a string
     assert [t.truth for t in loaded.tasks] == [r["answer"] for r in ROWS]
     assert [t.task_id for t in loaded.tasks] == list(range(len(ROWS)))
-    assert loaded.tasks[2].index == {"taskset": "arith", "row": 2}
+    assert loaded.tasks[2].index == {"taskset": "arith", "row": 2, "taskset_id": 0, "index": 2}
     assert all(t.to_dict()["workflow"] == "math_boxed_workflow" for t in loaded.tasks)
 
 

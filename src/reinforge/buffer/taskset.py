@@ -335,7 +335,9 @@ def load_taskset(
                 reward_fn=reward_fn,
                 raw_task=row,
                 task_id=i,
-                index={"taskset": config.name, "row": i},
+                # taskset_id/index: the task's position, which Trinity's task selectors
+                # and pass-rate operators read from each experience's info["task_index"]
+                index={"taskset": config.name, "row": i, "taskset_id": 0, "index": len(tasks)},
             )
         )
     source = str(resolve_path(config, base_dir)) if config.path else "reasoning-gym"

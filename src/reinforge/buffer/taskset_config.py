@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
 from reinforge.core import FormatConfig, GenerationConfig
 from reinforge.core.strict_model import StrictModel
@@ -49,6 +49,27 @@ class ReasoningGymSource(StrictModel):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+class DataSelectorConfig(StrictModel):
+    """Which tasks each explore step reads (Trinity-RFT's ``data_selector`` section).
+
+    ``sequential`` (the default) is the taskset's order; ``shuffle``, ``random``,
+    ``offline_easy2hard`` (by ``feature_keys``, higher = easier) and
+    ``difficulty_based`` (by measured pass rates; see
+    :class:`reinforge.buffer.task_selectors.DifficultyBasedSelector`) are the others;
+    a dotted path names a user's selector class.
+    """
+
+    selector_type: str = "sequential"
+    seed: int = 42
+    feature_keys: list[str] = Field(
+        default_factory=list, description="row columns the selector reads (difficulty features)"
+    )
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="selector options, e.g. difficulty_based's target_reward, tau, m, lamb, rho",
+    )
+
+
 class TasksetConfig(StrictModel):
     """One taskset: where rows come from and how each row becomes a Task."""
 
@@ -75,6 +96,12 @@ class TasksetConfig(StrictModel):
     seed: int = 42
     strict: bool = Field(False, description="stop on a malformed row instead of skipping it")
     is_eval: bool = False
+    data_selector: DataSelectorConfig | None = Field(
+        None,
+        # Trinity-RFT 0.3.2 to 0.5.1 named this section task_selector
+        validation_alias=AliasChoices("data_selector", "task_selector"),
+        description="the order tasks are read in (training taskset only); unset: in order",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> TasksetConfig:

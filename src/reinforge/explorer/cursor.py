@@ -2,12 +2,14 @@
 
 The cursor is plain data so that it can be stored with the experiences of each
 step (in the same buffer transaction); a restarted run resumes right after the
-last step whose experiences were stored, skipping no task and repeating none.
+last step whose experiences were stored, skipping no task and repeating none. A
+``scheduler`` (the taskset's ``data_selector``) picks which tasks fill each batch; its
+state travels in the same stored dict, so a resumed run continues its schedule.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -20,6 +22,8 @@ class TasksetCursor:
     epoch: int = 0
     offset: int = 0
     step: int = 0
+    #: a ``reinforge.buffer.task_scheduler.TaskScheduler``, or None: tasks in order
+    scheduler: Any = field(default=None, compare=False, repr=False)
 
     def next_batch(self) -> tuple[int, int, int] | None:
         """Advance; return (step, start, end) of the next batch, or None when done."""
@@ -55,7 +59,10 @@ class TasksetCursor:
         return min(steps, self.total_steps) if self.total_steps is not None else steps
 
     def state(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "offset": self.offset, "step": self.step}
+        state: dict[str, Any] = {"epoch": self.epoch, "offset": self.offset, "step": self.step}
+        if self.scheduler is not None:
+            state["scheduler"] = self.scheduler.state_dict()
+        return state
 
     def restore(self, state: dict[str, Any]) -> None:
         self.epoch, self.offset, self.step = (
@@ -63,6 +70,8 @@ class TasksetCursor:
             int(state["offset"]),
             int(state["step"]),
         )
+        if self.scheduler is not None and "scheduler" in state:
+            self.scheduler.load_state_dict(state["scheduler"])
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scheduler"}

@@ -20,6 +20,7 @@ from reinforge.buffer import LoadedTaskset, SQLiteExperienceStorage, TaskRecord,
 from reinforge.buffer.batch_metrics import combine_batch_metrics
 from reinforge.buffer.buffer_config import BufferConfig
 from reinforge.buffer.pipeline import ExperiencePipeline
+from reinforge.buffer.task_scheduler import build_scheduler
 from reinforge.buffer.taskset_config import TasksetConfig
 from reinforge.core import Experience, Task
 from reinforge.core import explore_metric_names as names
@@ -192,7 +193,9 @@ class Explorer:
         self._tasks = self._load(taskset)
         self._taskset_name = taskset.name
         self._taskset_open = True
-        return self._cursor(len(self._tasks))
+        cursor = self._cursor(len(self._tasks))
+        cursor.scheduler = build_scheduler(self._tasks, taskset.data_selector)
+        return cursor
 
     def planned_steps(self) -> int:
         """How many explore steps the training taskset takes under this config (its
@@ -226,9 +229,10 @@ class Explorer:
         exps: list[Experience] = []
         pipe_metrics: list[dict[str, Any]] = []
         batches = tasks = 0
+        taken: set[int] = set()  # task positions this step read (a scheduler's exclude)
         while True:
             batches += 1
-            batch = self._tasks[start:end]
+            batch = self._batch(cursor, start, end, taken)
             tasks += len(batch)
             for task in batch:
                 task.batch_id = step
@@ -247,6 +251,8 @@ class Explorer:
             start, end = more
         stats = ResultStats().add(results)
         metrics: dict[str, float] = {"step": step, **stats.metrics(names.EXPLORE_PREFIX)}
+        if cursor.scheduler is not None:  # before the write: the stored state includes it
+            metrics.update(cursor.scheduler.feedback(e for r in results for e in r.experiences))
         metrics.update(
             masked_metrics([e for r in results for e in r.experiences], names.EXPLORE_PREFIX)
         )
@@ -275,6 +281,16 @@ class Explorer:
         if interrupt is not None:
             raise interrupt
         return StepOutput(step, tasks, results, exps, metrics, stats, written)
+
+    def _batch(self, cursor: TasksetCursor, start: int, end: int, taken: set[int]) -> list[Task]:
+        """The tasks for positions ``start:end`` of the epoch: those positions themselves,
+        or, under ``data_selector``, as many tasks as its scheduler picks (none twice in
+        one step)."""
+        if cursor.scheduler is None:
+            return self._tasks[start:end]
+        picked = cursor.scheduler.select(end - start, exclude=taken)
+        taken.update(picked)
+        return [self._tasks[i] for i in picked]
 
     def _more_of_step(
         self, cursor: TasksetCursor, groups: int, batches: int

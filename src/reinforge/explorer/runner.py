@@ -269,6 +269,7 @@ class WorkflowRunner:
             info = exp.info
             info.setdefault("model_version", version)
             info.setdefault("taskset", taskset)
+            info.setdefault("task_index", dict(task.index))  # what task selectors read
         return exps
 
     def close(self) -> None:

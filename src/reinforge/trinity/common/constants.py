@@ -32,6 +32,10 @@ LOG_NODE_IP_ENV_VAR = "TRINITY_LOG_NODE_IP"
 
 MAX_MODEL_LEN = 4096
 
+#: the key of the per-taskset pass rates in upstream's pipeline metrics (reinforge's
+#: explorer feeds its task selectors directly; see reinforge.buffer.task_scheduler)
+SELECTOR_METRIC = "selector_metric"
+
 
 class CaseInsensitiveEnumMeta(EnumMeta):
     """Members by name in any case (``E["fifo"]``, ``E.fifo``), by value in any case."""
@@ -146,6 +150,7 @@ __all__ = [
     "PLUGIN_DIRS_ENV_VAR",
     "PREVIOUS_STAGE_CHECKPOINT_DIR_ENV_VAR",
     "ROLLOUT_WEIGHT_SYNC_GROUP_NAME",
+    "SELECTOR_METRIC",
     "TASKSET_PATH_ENV_VAR",
     "TRAINER_NAME",
     "CaseInsensitiveEnum",
