@@ -43,6 +43,8 @@ class CliState:
     """Settings of the global options that later code reads."""
 
     debug: bool = False
+    #: -v given (once or more): a trainer rank's fault also prints its traceback
+    verbose: int = 0
     # True when the process is the ``reinforge`` command itself (not a test runner
     # invoking the app): only then may process-wide tweaks such as gc.freeze apply
     standalone: bool = False
@@ -113,6 +115,28 @@ def fail(exc: BaseException, buffer: Path | None = None) -> typer.Exit:
         soft_wrap=True,
     )
     return typer.Exit(code=2)
+
+
+#: exit code of a run whose trainer ranks failed (one died, raised or hung)
+RANK_FAULT_EXIT = 3
+
+
+def rank_fault() -> type[BaseException]:
+    """``TrainerRankError``, imported when an error is on its way (it imports torch)."""
+    from reinforge.trainer.parallel.ranked_trainer import TrainerRankError
+
+    return TrainerRankError
+
+
+def fail_rank(exc: BaseException) -> typer.Exit:
+    """A trainer rank's fault in one line (which rank, what happened, that the same
+    command resumes); with --verbose or --debug, the driver's and the rank's
+    tracebacks too. The caller raises the returned exit (code 3)."""
+    if state.debug or state.verbose:
+        traceback.print_exception(exc)
+    summary = getattr(exc, "summary", str(exc).splitlines()[0])
+    err.print(f"[bold red]error:[/bold red] {escape(summary)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=RANK_FAULT_EXIT)
 
 
 def fail_message(message: str) -> typer.Exit:
@@ -195,6 +219,8 @@ def drive(session: Any, cfg: ReinforgeConfig, work: Callable[[], Any], stopped: 
             return asyncio.run(session.run(work))
         except user_errors() as exc:
             raise fail(exc, cfg.storage_path) from None
+        except rank_fault() as exc:
+            raise fail_rank(exc) from None
         except (RunInterrupted, KeyboardInterrupt) as exc:
             said = str(exc) if isinstance(exc, RunInterrupted) else stopped
             raise interrupted(said, stop_signal[0]) from None

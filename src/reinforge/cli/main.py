@@ -99,6 +99,7 @@ def _options(
     ] = False,
 ) -> None:
     state.debug = debug
+    state.verbose = verbose
     chosen = log_level(verbose, quiet, level)
     if chosen is not None:
         logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)  # no-op if set up

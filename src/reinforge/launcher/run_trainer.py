@@ -47,14 +47,16 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
     if cfg.model.init_from and not checkpoints.list():
         start_from = resolve_init_from(cfg.model.init_from)
     pad = session.explorer.engine.tokenizer.pad_token_id
-    if cfg.trainer.parallel.world_size > 1:
-        from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
+    parallel = cfg.trainer.parallel
+    if parallel.world_size > 1 or parallel.listen is not None:
+        from reinforge.trainer.parallel.ranked_trainer import RankedTrainer, rank_listener
 
-        parallel = cfg.trainer.parallel
+        listener = rank_listener(parallel)
         session.reporter.info(
-            f"starting {parallel.world_size} trainer ranks ({parallel.strategy}, "
-            f"trainer.device: {cfg.trainer.device}"
-            f"{', as Ray actors' if session.placement is not None else ''})"
+            f"{'waiting for' if listener else 'starting'} {parallel.world_size} trainer ranks "
+            f"({parallel.strategy}, trainer.device: {cfg.trainer.device}"
+            f"{', as Ray actors' if session.placement is not None else ''}"
+            f"{f', started by a launcher, on {parallel.listen}' if listener else ''})"
         )
         trainer: Any = RankedTrainer(
             session.model_dir,
@@ -62,10 +64,18 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
             pad_token_id=pad,
             init_from=start_from,
             placement=session.placement,
+            plan=session.gpu_plan,
+            listener=listener,
         )
     else:
         weights = init_weights(start_from, session.model_dir) if start_from else None
-        trainer = Trainer(session.model_dir, cfg.trainer, pad_token_id=pad, init_weights=weights)
+        trainer = Trainer(
+            session.model_dir,
+            cfg.trainer,
+            pad_token_id=pad,
+            init_weights=weights,
+            device=in_process_device(session),
+        )
     session.on_close(trainer.close)
     if start_from is not None:
         session.reporter.info(f"starting from the weights of {start_from} (model.init_from)")
@@ -84,6 +94,17 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
         f"resuming the trainer from {path} (trained steps 1..{state.get('trained_step', 0)})"
     )
     return trainer, int(state.get("trained_step", 0))
+
+
+def in_process_device(session: RunSession) -> str | None:
+    """The device of a trainer in the run's own process: its GPU in the run's placement
+    plan (not one a vLLM replica uses), or None to follow ``trainer.device``."""
+    plan = session.gpu_plan
+    if plan is None or not plan.ranks:
+        return None
+    from reinforge.trainer.parallel.rank_worker import choose_device
+
+    return choose_device(session.cfg.trainer.device, 0, plan.rank_device(0, in_process=True))[1]
 
 
 def save_run_checkpoint(session: RunSession, trainer: Trainer, trained_step: int) -> None:

@@ -153,6 +153,8 @@ class RunSession:
     model_dir: Path
     #: the run's Ray placement group (``cluster.backend: ray``): trainer ranks go there
     placement: Any = None
+    #: this node's GPU plan (``cluster.backend: local``; ``reinforge.core.placement``)
+    gpu_plan: Any = None
     #: what ``close`` stops first, newest first (a trainer's ranks)
     closers: list[Callable[[], None]] = field(default_factory=list)
 
@@ -173,7 +175,7 @@ class RunSession:
             else Path(model.model_path)
         )
         ray_backend = cfg.cluster.backend == "ray"
-        placement = None
+        placement = gpu_plan = None
         if ray_backend:
             from reinforge.explorer.ray_backend import Placement, init_ray, replica_factory
 
@@ -188,7 +190,11 @@ class RunSession:
             )
             engine = model.create_engine(server_factory=replica_factory(cfg.cluster, placement))
         else:
-            engine = model.create_engine()
+            from reinforge.launcher.gpu_plan import placed_servers, run_plan
+
+            gpu_plan = run_plan(cfg)  # vLLM replicas and trainer ranks on their own GPUs
+            placed = {"server_factory": placed_servers(gpu_plan)} if gpu_plan.engines else {}
+            engine = model.create_engine(**placed)
         auxiliary: AuxiliaryModels | None = None
         reporter: ConsoleReporter | None = None
         storage: SQLiteExperienceStorage | None = None
@@ -245,7 +251,16 @@ class RunSession:
             if reporter is not None:
                 reporter.close()
             raise
-        return cls(cfg, run_dir, storage, explorer, reporter, model_dir, placement=placement)
+        return cls(
+            cfg,
+            run_dir,
+            storage,
+            explorer,
+            reporter,
+            model_dir,
+            placement=placement,
+            gpu_plan=gpu_plan,
+        )
 
     async def run(self, work: Callable[[], Awaitable[T]]) -> T:
         """Await ``work()`` (a mode, an explore or eval pass) between the experience

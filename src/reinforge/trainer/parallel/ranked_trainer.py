@@ -30,6 +30,7 @@ import torch
 from reinforge.core import Experience
 from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
 from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
+from reinforge.trainer.parallel.parallel_config import ParallelConfig
 from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -38,13 +39,40 @@ logger = logging.getLogger(__name__)
 
 
 class TrainerRankError(RuntimeError):
-    """A trainer rank died, failed or hung while running a command."""
+    """A trainer rank died, failed or hung while running a command. ``summary`` says so
+    in one line (what the ``reinforge`` command prints); ``detail`` holds the failing
+    rank's traceback, if it raised one."""
+
+    def __init__(self, summary: str, detail: str = "") -> None:
+        super().__init__(summary + (f"\n{detail}" if detail else ""))
+        self.summary = summary
+        self.detail = detail
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def rank_listener(parallel: ParallelConfig) -> Listener | None:
+    """Where the driver waits for ranks that a launcher starts (``trainer.parallel.listen``),
+    keyed with the secret that driver and ranks share in ``$REINFORGE_RANK_AUTHKEY``."""
+    if parallel.listen is None:
+        return None
+    key = os.environ.get(AUTHKEY_ENV, "")
+    try:
+        authkey = bytes.fromhex(key)
+    except ValueError:
+        authkey = b""
+    if len(authkey) < 16:
+        raise ValueError(
+            f"trainer.parallel.listen needs a secret that the driver and the ranks share, "
+            f"as hex in ${AUTHKEY_ENV} (at least 16 bytes): export "
+            f"{AUTHKEY_ENV}=$(openssl rand -hex 16) where both start (docs/scale_out.md)"
+        )
+    host, _, port = parallel.listen.rpartition(":")
+    return Listener((host, int(port)), authkey=authkey)
 
 
 def _listen_host() -> str:
@@ -258,6 +286,9 @@ class RankedTrainer:
                     conn.close()
                     wrong.append((rank, world_size))
                     return
+                if rank in found:  # two ranks with one RANK: a launcher's mix-up
+                    wrong.append((rank, world_size))
+                    return
                 found[int(rank)] = conn
 
         thread = threading.Thread(target=accept, daemon=True)
@@ -271,8 +302,9 @@ class RankedTrainer:
                 rank, size = wrong[0]
                 self._fail(
                     "start",
-                    f"a rank said it is rank {rank} of WORLD_SIZE={size}, but "
-                    f"trainer.parallel.world_size is {self.world_size}",
+                    f"a rank said it is RANK={rank} of WORLD_SIZE={size}, but "
+                    f"trainer.parallel.world_size is {self.world_size}"
+                    + (f" and rank {rank} is connected already" if rank in found else ""),
                 )
             if dead or time.monotonic() > deadline:
                 self._conns = list(found.values())
@@ -336,7 +368,8 @@ class RankedTrainer:
                         on_progress(*value)
                     continue
                 if kind == "error":
-                    self._fail(name, f"rank {rank} raised:\n{value}")
+                    last = value.strip().splitlines()[-1] if value.strip() else "an error"
+                    self._fail(name, f"rank {rank} raised {last}", detail=value)
                 replies[rank] = value
                 del waiting[rank]
             for rank in list(waiting):
@@ -355,12 +388,13 @@ class RankedTrainer:
         code = self._procs[rank].poll()
         return "" if code is None else f" (exit code {code})"
 
-    def _fail(self, name: str, why: str) -> None:
+    def _fail(self, name: str, why: str, detail: str = "") -> None:
         self._closed = True
         self._stop_all()
         raise TrainerRankError(
-            f"trainer {name!r} failed: {why}\nAll {self.world_size} trainer ranks were "
-            "stopped; run the same command again to resume from the last checkpoint."
+            f"trainer {name!r} failed: {why}; all {self.world_size} trainer ranks were "
+            "stopped: run the same command again to resume from the last checkpoint",
+            detail,
         )
 
     def _stop_all(self) -> None:
