@@ -27,10 +27,14 @@ What runs (each in its own subprocess, so that peak memory is measured per side)
    (token mean over the whole batch, like reinforge's ``token-mean``),
    ``scale_rewards="group"`` (GRPO's std-normalised advantages). Precision and
    gradient checkpointing are set alike on both sides (``--precision``,
-   ``--gradient-checkpointing``): by default bf16 (TRL's ``bf16=True``, autocast
-   with fp32 weights, like reinforge's ``mixed_precision: bf16``; reinforge also
-   samples with a bf16 engine, which TRL's ``model.generate`` on the training
-   model cannot) and checkpointing on, as the demo runs.
+   ``--gradient-checkpointing``): by default ``auto``, as the demo's
+   ``mixed_precision: auto`` and ``dtype: auto``: bf16 where the CPU computes it
+   natively (AVX-512 BF16 or AMX; TRL's ``bf16=True``, autocast with fp32 weights,
+   like reinforge's ``mixed_precision: bf16``; reinforge also samples with a bf16
+   engine, which TRL's ``model.generate`` on the training model cannot), fp32
+   elsewhere (an AVX2-only CPU emulates bf16 many times slower), and checkpointing
+   on, as the demo runs. The CPU's kind (AVX2, AVX-512 BF16, AMX; ``cpu_kind.py``)
+   and what ``auto`` became are printed first and stored in results.json.
    The prompts are the same rows in the same
    order (reinforge's shuffled taskset order, TRL's ``shuffle_dataset=False``),
    rendered with the same chat template (checked: identical token ids), and
@@ -119,6 +123,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+import cpu_kind  # noqa: E402  (bench/cpu_kind.py, beside this script)
 import seed_stats  # noqa: E402  (bench/seed_stats.py, beside this script)
 
 GRPO_CONFIG = ROOT / "examples" / "arithmetic" / "grpo.yaml"
@@ -153,8 +158,9 @@ class Settings:
     level: float = 0.5
     greedy: bool = False
     #: both sides alike: bf16 = bf16 autocast forward passes with fp32 master weights
-    #: (and reinforge's bf16 sampling engine); fp32 = everything in float32
-    precision: str = "bf16"
+    #: (and reinforge's bf16 sampling engine); fp32 = everything in float32; auto = bf16
+    #: where the CPU has it natively, else fp32 (resolved before the sides run)
+    precision: str = "auto"
     gradient_checkpointing: bool = True
     #: reinforge's trainer.old_logprobs (sampler: pi_old from the engine, as before session 7)
     old_logprobs: str = "trainer"
@@ -239,7 +245,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--eval-limit", type=int, default=d.eval_limit, help="held-out questions (default: all)"
     )
     p.add_argument(
-        "--precision", choices=["bf16", "fp32"], default=d.precision, help="both sides alike"
+        "--precision",
+        choices=["auto", "bf16", "fp32"],
+        default=d.precision,
+        help="both sides alike; auto: bf16 where the CPU computes it natively (AVX-512 BF16, "
+        "AMX), fp32 elsewhere, as the demo's auto settings",
     )
     p.add_argument(
         "--gradient-checkpointing",
@@ -304,6 +314,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def resolve_precision(settings: Settings, cpu: dict[str, Any]) -> Settings:
+    """``settings`` with ``precision: auto`` replaced by what it is on this CPU (``cpu``,
+    a ``cpu_kind.capability()`` record), so both sides and results.json see one value."""
+    if settings.precision != "auto":
+        return settings
+    return replace(settings, precision=cpu["auto_precision"])
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(
         **{
@@ -363,10 +381,12 @@ def reinforge_config(settings: Settings, run_dir: Path, model_dir: str) -> Any:
         warmup_steps=settings.warmup_steps,
         micro_batch_size=settings.micro_batch,
         seed=settings.seed,
-        mixed_precision="bf16" if settings.precision == "bf16" else "no",
+        mixed_precision={"auto": "auto", "bf16": "bf16"}.get(settings.precision, "no"),
         gradient_checkpointing=settings.gradient_checkpointing,
     )
-    data["model"]["hf"]["dtype"] = "bfloat16" if settings.precision == "bf16" else "float32"
+    data["model"]["hf"]["dtype"] = {"auto": "auto", "bf16": "bfloat16"}.get(
+        settings.precision, "float32"
+    )
     trainer["algorithm_args"] = {**trainer.get("algorithm_args", {}), "kl_loss_coef": 0.0}
     if settings.kl_coef > 0:  # the grpo preset's estimator, TRL's k3
         trainer["algorithm_args"].update(kl_loss="low_var_kl", kl_loss_coef=settings.kl_coef)
@@ -504,6 +524,8 @@ def worker_trl(spec: dict[str, Any]) -> dict[str, Any]:
     from reinforge.rewards.accuracy_reward import AccuracyReward
 
     settings = Settings(**spec["settings"])
+    if settings.precision == "auto":  # the parent resolves it; a hand-made spec may not
+        settings = resolve_precision(settings, cpu_kind.capability())
     work = Path(spec["work_dir"])
     dataset = Dataset.from_list(trl_rows(settings, spec["model_dir"], work))
     reward_fn = AccuracyReward()  # what the taskset's accuracy_reward builds (5 s timeout)
@@ -826,9 +848,11 @@ def format_report(report: dict[str, Any]) -> str:
         f"{s['max_tokens']} new tokens, temperature {s['temperature']}, lr {s['lr']} "
         f"(warm-up {s['warmup_steps']}), micro-batch {s['micro_batch']}, KL coef {s['kl_coef']}, "
         f"reward_std_filter {'on' if s['std_filter'] else 'off'} (reinforge), "
-        f"{s['threads']} torch threads per side",
-        "",
+        f"{s['threads']} torch threads per side, precision {s['precision']}",
     ]
+    if "cpu" in report:
+        lines.append("  " + cpu_kind.describe(report["cpu"]))
+    lines.append("")
 
     def row(label: str, key: str, fmt: str, ratio: str | None = None) -> None:
         cells = [
@@ -962,6 +986,7 @@ def build_seed_report(
     if "untrained" in models:
         final["untrained"] = models["untrained"]
     report = build_report(settings, sides, {"models": final} if final else None)
+    report["cpu"] = cpu_kind.capability()
     report["seed"] = settings.seed
     report["curve"] = {
         name: [
@@ -1090,6 +1115,7 @@ def main(argv: list[str] | None = None) -> int:
         _write_json(Path(spec["result_path"]), result)
         return 0
     settings = settings_from_args(args)
+    cpu = cpu_kind.capability()
     if args.report is not None:
         runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.report]
         kept = {k: v for k, v in runs[0]["settings"].items() if k not in ("seed", "level")}
@@ -1106,6 +1132,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from reinforge.models.catalog import resolve_model_path
 
+    print(cpu_kind.describe(cpu), flush=True)
+    settings = resolve_precision(settings, cpu)
     model_dir = str(resolve_model_path(settings.model))
     out: Path = args.out_dir
     marker = out / ".grpo_vs_trl"
@@ -1119,7 +1147,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"GRPO bench: {args.seeds} seed(s) from {settings.seed}, {settings.steps} steps x "
         f"{settings.prompts} prompts x {settings.group} rollouts per side, eval after steps "
-        f"{settings.eval_steps}, work dir {out}",
+        f"{settings.eval_steps}, precision {settings.precision} (both sides), work dir {out}",
         flush=True,
     )
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -1144,7 +1172,8 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarize(settings, seeds, _untrained_accuracy(seeds))
         # after every seed, so an interrupted run keeps what it measured
         _write_json(
-            out / "results.json", {"settings": asdict(settings), "seeds": seeds, "summary": summary}
+            out / "results.json",
+            {"settings": asdict(settings), "cpu": cpu, "seeds": seeds, "summary": summary},
         )
         shutil.rmtree(
             out / f"seed{seed_settings.seed}" / "reinforge" / "run" / "checkpoints",
@@ -1152,7 +1181,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if not args.skip_eval and not args.only:
         print(format_summary(settings, seeds, summary))
-    print(f"\n  load average (1/5/15 min) at the end: {os.getloadavg()}")
+    print(f"\n  {cpu_kind.describe(cpu)}")
+    print(f"  load average (1/5/15 min) at the end: {os.getloadavg()}")
     print(f"  results: {out / 'results.json'}")
     return 0
 

@@ -46,3 +46,9 @@ def gpu_check() -> ModuleType:
 def paired() -> ModuleType:
     """bench/paired_eval.py"""
     return _load("paired_eval")
+
+
+@pytest.fixture(scope="module")
+def cpu_kind() -> ModuleType:
+    """bench/cpu_kind.py"""
+    return _load("cpu_kind")
