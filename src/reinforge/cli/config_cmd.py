@@ -25,6 +25,16 @@ def resolved_yaml(config: Path, data: dict[str, Any]) -> str:
     return header + body
 
 
+def placement_comment(cfg: Any, gpus: int | None) -> str:
+    """The run's GPU placement plan as YAML comments (engines and trainer ranks on which
+    GPUs), for this machine or for ``gpus`` visible GPUs."""
+    from reinforge.launcher.gpu_plan import describe
+
+    where = "this machine" if gpus is None else f"{gpus} visible GPU(s)"
+    lines = describe(cfg, gpus)
+    return f"# GPU placement on {where}:\n" + "".join(f"#   {line}\n" for line in lines)
+
+
 def config(
     config: Annotated[
         Path | None,
@@ -42,15 +52,25 @@ def config(
         bool,
         typer.Option("--schema", help="Print the JSON schema of config files (for editors)."),
     ] = False,
+    gpus: Annotated[
+        int | None,
+        typer.Option(
+            "--gpus",
+            min=0,
+            help="Show the GPU placement for this many visible GPUs (default: this machine's).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print a config as the run would see it, or the JSON schema of all configs.
 
     With -c FILE (and --resolved, the default): the validated config as YAML, with
     --set overrides applied, every default filled in, run_dir resolved and secrets
-    masked. With --schema: the JSON schema that editors use to complete and check
+    masked, then (as comments) which GPUs the vLLM replicas and the trainer ranks get
+    on this machine, or with --gpus N on a node with N GPUs. With --schema: the JSON schema that editors use to complete and check
     config files (see docs/cli.md).
     """
-    if schema and (config is not None or resolved or set_ or run_dir is not None):
+    if schema and (config is not None or resolved or set_ or run_dir is not None or gpus):
         raise fail_message("--schema prints the schema of every config; it takes no -c/--set")
     if schema:
         from reinforge.config.schema import config_json_schema
@@ -67,6 +87,7 @@ def config(
     if cfg.run_dir is None:  # the default, spelled out (a set run_dir may be a secret)
         data["run_dir"] = str(cfg.resolved_run_dir)
     typer.echo(resolved_yaml(config, data), nl=False)
+    typer.echo(placement_comment(cfg, gpus), nl=False)
 
 
 def register(app: typer.Typer) -> None:

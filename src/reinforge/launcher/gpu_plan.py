@@ -48,15 +48,19 @@ def run_plan(cfg: ReinforgeConfig, gpus: int | None = None) -> GpuPlan | None:
         raise ConfigError(f"placing the run on GPUs: {exc}") from None
 
 
-def describe(cfg: ReinforgeConfig) -> list[str]:
-    """The plan in words for ``reinforge config``."""
+def describe(cfg: ReinforgeConfig, gpus: int | None = None) -> list[str]:
+    """The plan in words for ``reinforge config`` (``gpus``: default the visible ones);
+    a plan that cannot be made is one line saying why."""
     parallel = cfg.trainer.parallel
     if cfg.cluster.backend == "ray":
         return [
             "cluster.backend: ray: Ray reserves 1 GPU for each vLLM replica and trainer "
             "rank actor where the cluster has GPUs (never shared)"
         ]
-    lines = run_plan(cfg).describe()  # type: ignore[union-attr]
+    try:
+        lines = run_plan(cfg, gpus).describe()  # type: ignore[union-attr]
+    except ConfigError as exc:
+        return [f"cannot place the run: {exc}"]
     if parallel.listen is not None:
         lines.append(
             f"trainer: {parallel.world_size} rank(s) started by a launcher, connecting to "

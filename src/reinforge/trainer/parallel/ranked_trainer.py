@@ -300,12 +300,13 @@ class RankedTrainer:
             if wrong:
                 self._conns = list(found.values())
                 rank, size = wrong[0]
-                self._fail(
-                    "start",
-                    f"a rank said it is RANK={rank} of WORLD_SIZE={size}, but "
+                why = (
+                    f"two ranks said they are RANK={rank}"
+                    if rank in found and size == self.world_size
+                    else f"a rank said it is RANK={rank} of WORLD_SIZE={size}, but "
                     f"trainer.parallel.world_size is {self.world_size}"
-                    + (f" and rank {rank} is connected already" if rank in found else ""),
                 )
+                self._fail("start", why)
             if dead or time.monotonic() > deadline:
                 self._conns = list(found.values())
                 why = "exited" if dead else "did not connect in time"
