@@ -75,7 +75,7 @@ from reinforge.workflows.agentflow.types import (
     flow_label,
     trajectory_name_of,
 )
-from reinforge.workflows.agentflow.verdicts import EvalOutputError
+from reinforge.workflows.agentflow.verdicts import EvalOutput, EvalOutputError
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.workflow import error_info
 from reinforge.workflows.workflow import Workflow
@@ -164,13 +164,8 @@ class AgentFlowWorkflow(Workflow):
             )
         self.flow = flow
         self.flow_name = flow_label(flow)
+        #: None: the episode keeps the rewards it carries (``carried_rewards``)
         self.evaluator = resolve_evaluator(args.pop("evaluator", None), task)
-        if self.evaluator is None:
-            raise ValueError(
-                f"AgentFlow {self.flow_name} has no evaluator: set workflow_args.evaluator (an "
-                "rLLM Evaluator, an @rllm.evaluator function or a reward function name) or the "
-                "taskset's default_reward_fn_type"
-            )
         timeout = args.pop("timeout", None)
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
@@ -268,22 +263,23 @@ class AgentFlowWorkflow(Workflow):
             )
         if self.evaluator is None:
             carried_rewards(episode)
-            if episode.termination_reason is None:
-                episode.termination_reason = TerminationReason.ENV_DONE
-            return episode
+        else:
+            apply_eval_output(episode, await self.verdict(task, episode))
+        if episode.termination_reason is None:
+            episode.termination_reason = TerminationReason.ENV_DONE
+        return episode
+
+    async def verdict(self, task: Task, episode: Episode) -> EvalOutput:
+        """The evaluator's verdict on ``episode``; its failure fails the task, naming it."""
         try:
-            verdict = await asyncio.to_thread(run_evaluator, self.evaluator, task, episode)
+            return await asyncio.to_thread(run_evaluator, self.evaluator, task, episode)
         except EvalOutputError:
             raise
         except Exception as exc:
             raise RuntimeError(
                 f"AgentFlow {self.flow_name}: evaluator {evaluator_label(self.evaluator)} failed on "
-                f"episode {uid}: {type(exc).__name__}: {exc}"
+                f"episode {episode.id}: {type(exc).__name__}: {exc}"
             ) from exc
-        apply_eval_output(episode, verdict)
-        if episode.termination_reason is None:
-            episode.termination_reason = TerminationReason.ENV_DONE
-        return episode
 
     async def run_async(self) -> list[Experience]:
         runs = list(range(self.run_id_base, self.run_id_base + self.repeat_times))
