@@ -4,6 +4,7 @@ from reinforge.buffer.operators import (
     EXPERIENCE_OPERATORS,
     ExperienceOperator,
     ExperienceOperatorV1,
+    create_operators,
 )
 
-__all__ = ["EXPERIENCE_OPERATORS", "ExperienceOperator", "ExperienceOperatorV1"]
+__all__ = ["EXPERIENCE_OPERATORS", "ExperienceOperator", "ExperienceOperatorV1", "create_operators"]
