@@ -48,6 +48,19 @@ def run_plan(cfg: ReinforgeConfig, gpus: int | None = None) -> GpuPlan | None:
         raise ConfigError(f"placing the run on GPUs: {exc}") from None
 
 
+def ray_trainer_ranks(cfg: ReinforgeConfig, cluster_gpus: float) -> int:
+    """Trainer ranks that get a bundle (and a GPU) in the run's Ray placement group.
+    Several ranks always; one rank where the cluster has GPUs and the trainer uses one
+    (it then runs as a rank actor holding a GPU of its own, not in the driver on an
+    unreserved ``cuda:0`` next to replica 0); none
+    when not training or when a launcher starts the ranks."""
+    parallel = cfg.trainer.parallel
+    if cfg.mode not in TRAINING_MODES or parallel.listen is not None:
+        return 0
+    gpu = cluster_gpus > 0 and cfg.trainer.device != "cpu"
+    return parallel.world_size if parallel.world_size > 1 or gpu else 0
+
+
 def describe(cfg: ReinforgeConfig, gpus: int | None = None) -> list[str]:
     """The plan in words for ``reinforge config`` (``gpus``: default the visible ones);
     a plan that cannot be made is one line saying why."""

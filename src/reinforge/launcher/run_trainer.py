@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from reinforge.config import ConfigError
+from reinforge.launcher.gpu_plan import ray_trainer_ranks
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import CheckpointManager
 from reinforge.trainer.init_weights import init_weights, resolve_init_from
@@ -48,7 +49,9 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
         start_from = resolve_init_from(cfg.model.init_from)
     pad = session.explorer.engine.tokenizer.pad_token_id
     parallel = cfg.trainer.parallel
-    if parallel.world_size > 1 or parallel.listen is not None:
+    # one rank too when Ray reserved it a GPU (not the driver's unreserved cuda:0)
+    ray_rank = session.placement is not None and ray_trainer_ranks(cfg, session.placement.gpus)
+    if parallel.world_size > 1 or parallel.listen is not None or ray_rank:
         from reinforge.trainer.parallel.ranked_trainer import RankedTrainer, rank_listener
 
         listener = rank_listener(parallel)

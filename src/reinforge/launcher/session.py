@@ -178,14 +178,14 @@ class RunSession:
         placement = gpu_plan = None
         if ray_backend:
             from reinforge.explorer.ray_backend import Placement, init_ray, replica_factory
+            from reinforge.launcher.gpu_plan import ray_trainer_ranks
 
-            init_ray(cfg.cluster)
+            ray = init_ray(cfg.cluster)
             parallel = cfg.trainer.parallel
-            ranks = parallel.world_size if cfg.mode in ("both", "train", "sft") else 0
             placement = Placement(
                 cfg.cluster,
                 model.vllm.replicas,
-                trainer_ranks=ranks if ranks > 1 else 0,
+                trainer_ranks=ray_trainer_ranks(cfg, ray.cluster_resources().get("GPU", 0)),
                 trainer_cpus=float(parallel.threads_per_rank or 1),
             )
             engine = model.create_engine(server_factory=replica_factory(cfg.cluster, placement))

@@ -23,6 +23,7 @@ import pickle
 import signal
 import socket
 import sys
+import time
 import traceback
 from datetime import timedelta
 from multiprocessing.connection import Connection
@@ -111,8 +112,10 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
 
 AUTHKEY_ENV = "REINFORGE_RANK_AUTHKEY"
 DRIVER_ENV = "REINFORGE_DRIVER"
-#: what a rank reads from its launcher (torch's env:// rendezvous)
-RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+DRIVER_WAIT_ENV = "REINFORGE_DRIVER_WAIT_S"
+#: what a rank reads from its launcher (torch's env:// rendezvous); ``LOCAL_RANK`` too,
+#: 0 when unset (one rank per container, as a PyTorchJob without torchrun starts them)
+RANK_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
 def main() -> None:
@@ -129,12 +132,23 @@ def main() -> None:
         )
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     host, _, port = os.environ[DRIVER_ENV].rpartition(":")
-    conn = Client((host, int(port)), authkey=bytes.fromhex(os.environ[AUTHKEY_ENV]))
+    authkey = bytes.fromhex(os.environ[AUTHKEY_ENV])
+    # a launcher may start the ranks before the driver listens (it starts its engines
+    # first): keep calling for $REINFORGE_DRIVER_WAIT_S seconds (default 1800)
+    deadline = time.monotonic() + float(os.environ.get(DRIVER_WAIT_ENV) or 1800)
+    while True:
+        try:
+            conn = Client((host, int(port)), authkey=authkey)
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
     send(conn, ("hello", (rank, world_size)))
     rank_main(
         rank,
         world_size=world_size,
-        local_rank=int(os.environ["LOCAL_RANK"]),
+        local_rank=int(os.environ.get("LOCAL_RANK") or 0),
         conn=conn,
         **receive(conn),
     )
