@@ -13,7 +13,10 @@ typer, rich, tensorboard, matplotlib, omegaconf, gguf, datasets, accelerate) and
    one evaluation on 48 held-out questions;
 2. ``lora``: the same with a LoRA adapter;
 3. ``fsdp2``: the trainer as one FSDP2 rank in its own process on NCCL, a step of
-   the demo's shape.
+   the demo's shape;
+4. ``placement``: where at least 3 GPUs are visible, the placement plan's one engine
+   and 2 trainer ranks (DDP on NCCL, a step) on three different GPUs, told apart by
+   their UUIDs; with fewer GPUs it prints why it is skipped.
 
 For each it prints sampling tokens/s, trained tokens/s, step time, peak GPU memory,
 ``train/sampler/ratio_mean`` (must be within 1e-2 of 1: the trainer's log-probs match
@@ -25,6 +28,8 @@ a ratio off by more than 1e-2 is reported as a failure.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -127,6 +132,62 @@ def fsdp2_rank_step() -> list[str]:
     return []
 
 
+ENGINE_GPU = "import torch; print(torch.cuda.get_device_properties(0).uuid)"
+
+
+def placement_check() -> list[str]:
+    """One engine and 2 trainer ranks on three different GPUs, as the run's placement
+    plan puts them: the engine's GPU is what a process with the engine's
+    ``CUDA_VISIBLE_DEVICES`` sees (what the vLLM server gets), the ranks' what each
+    rank reports after training a step on NCCL."""
+    from reinforge.core.placement import plan_gpus
+
+    gpus = torch.cuda.device_count()
+    if gpus < 3:
+        print(
+            f"== placement: skipped: {gpus} GPU(s) visible, it needs 3 (one engine and "
+            "2 trainer ranks, each on its own GPU)"
+        )
+        return []
+    sys.path.insert(0, str(ROOT / "bench"))
+    from trainer_ranks import batch
+
+    from reinforge.models.catalog import resolve_model_path
+    from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
+    from reinforge.trainer.trainer_config import TrainerConfig
+
+    plan = plan_gpus(gpus, engine_replicas=1, local_ranks=2)
+    engine_env = {**os.environ, **plan.engine_env(0)}
+    cfg = TrainerConfig.model_validate(
+        {
+            "lr": 2e-5,
+            "micro_batch_size": 16,
+            "device": "cuda",
+            "parallel": {"world_size": 2, "strategy": "ddp", "timeout_s": 300},
+        }
+    )
+    try:
+        engine = subprocess.run(
+            [sys.executable, "-c", ENGINE_GPU], env=engine_env, capture_output=True, text=True
+        )
+        if engine.returncode:
+            return [f"placement: the engine's process saw no GPU: {engine.stderr[-500:]}"]
+        path = resolve_model_path("smollm2-135m-instruct")
+        with RankedTrainer(path, cfg, pad_token_id=0, plan=plan) as ranks:
+            ranks.train_step(batch())
+            opened = [(r["device"], r["visible"], r["gpu_uuid"]) for r in ranks.ranks]
+    except Exception as exc:
+        return [f"placement: {type(exc).__name__}: {exc}"]
+    uuids = [engine.stdout.strip(), *(u for _, _, u in opened)]
+    print(f"== placement ({gpus} GPUs visible): {' | '.join(plan.describe())}")
+    print(f"  engine          CUDA_VISIBLE_DEVICES={plan.engine_env(0)['CUDA_VISIBLE_DEVICES']}")
+    for rank, (device, visible, uuid) in enumerate(opened):
+        print(f"  rank {rank}          {device} of CUDA_VISIBLE_DEVICES={visible} ({uuid})")
+    if len(set(uuids)) != 3 or not all(uuids):
+        return [f"placement: engine and ranks are not on 3 different GPUs: {uuids}"]
+    return []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2)
@@ -140,6 +201,7 @@ def main() -> None:
         "lora", args.out, args.steps, ["trainer.lora.enabled=true", "trainer.lr=1e-4"]
     )
     failures += fsdp2_rank_step()
+    failures += placement_check()
     for failure in failures:
         print("FAILED", failure)
     sys.exit(1 if failures else 0)

@@ -29,3 +29,12 @@ def test_its_overrides_make_a_valid_demo_config(gpu_check: ModuleType) -> None:
         ],
     )  # fmt: skip
     assert cfg.trainer.device == "cuda" and cfg.buffer.total_steps == 2
+
+
+@pytest.mark.skipif(torch.cuda.device_count() >= 3, reason="3 GPUs: the check itself runs")
+def test_the_placement_check_says_why_it_is_skipped(
+    gpu_check: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gpu_check.placement_check() == []
+    printed = capsys.readouterr().out
+    assert f"== placement: skipped: {torch.cuda.device_count()} GPU(s) visible" in printed

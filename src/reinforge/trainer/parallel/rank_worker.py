@@ -208,6 +208,10 @@ def rank_main(
             "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
             "local_rank": local_rank,
             "host": socket.gethostname(),
+            # which physical GPU it is, whatever index this process sees it at
+            "gpu_uuid": str(torch.cuda.get_device_properties(device).uuid)
+            if device.startswith("cuda")
+            else None,
         }
         send(conn, ("ok", where))
     except BaseException:
