@@ -14,11 +14,11 @@ import re
 from openai import AsyncOpenAI
 
 from reinforge.core import FormatConfig, GenerationConfig, Task
+from reinforge.core.agentflow import AgentConfig
+from reinforge.core.agentflow import Task as FlowTask
 from reinforge.models import MockEngine, ModelWrapper
 from reinforge.models.openai_api.recording import recording_server
 from reinforge.workflows.agentflow import agentflow_workflow
-from reinforge.workflows.agentflow.types import AgentConfig
-from reinforge.workflows.agentflow.types import Task as FlowTask
 
 SEEN_URLS: list[str] = []
 

@@ -1,12 +1,13 @@
-"""rLLM 0.3's AgentFlow data types and protocols, as reinforge runs them.
+"""rLLM 0.3's AgentFlow data types and protocols.
 
 rLLM 0.3 keeps its core shapes in one module, ``rllm.types`` (mirrored, by
 re-export, as ``reinforge.rllm.types``): ``Task`` (what a flow is asked to do),
 ``Step`` / ``Trajectory`` / ``Episode`` (what it did), ``AgentConfig`` (where its
 model lives), the two protocols ``AgentFlow`` (runs a task, returns an Episode) and
-``Evaluator`` (scores that Episode), and ``run_agent_flow``. They live here, in the
-workflows layer, because the AgentFlow runtime (``reinforge.workflows.agentflow``)
-is built on them and may not import the compatibility mirror above it.
+``Evaluator`` (scores that Episode), and ``run_agent_flow``. They are plain records
+and protocols over reinforge's episode records, so they live in ``core`` beside
+those: the AgentFlow runtime (``reinforge.workflows.agentflow``) builds on them, and
+the rLLM mirror re-exports them without importing any runtime.
 
 ``Step``, ``Trajectory`` and ``Episode`` here are reinforge's episode records
 (``reinforge.core.episode``) with the fields rLLM 0.3 added on top: ``Step.id`` /
@@ -16,7 +17,7 @@ as their ``info``. Being subclasses, they go everywhere reinforge's own records 
 (``episode_to_experiences`` included).
 
 How a flow runs under reinforge (its recording endpoint, the evaluator, the
-experiences) is in ``reinforge.workflows.agentflow.workflow``.
+experiences) is in ``reinforge.workflows.agentflow``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What an rLLM Evaluator returns (``rllm.eval.types``, mirrored by re-export as
-``reinforge.rllm.eval.types``).
+``reinforge.rllm.eval.types``): plain records, read by the AgentFlow runtime
+(``reinforge.workflows.agentflow``).
 
 ``EvalOutput`` is the verdict on one episode: the scalar ``reward`` (what training
 optimises), ``is_correct`` (what accuracy counts), named ``signals`` (sub-scores,

@@ -1,10 +1,10 @@
 """Mirror of ``rllm.types`` (rLLM 0.3): the data types and the AgentFlow / Evaluator protocols.
 
-Defined in ``reinforge.workflows.agentflow.types``, beside the runtime that runs
-AgentFlows; see that module for what each type adds to reinforge's episode records.
+Defined in ``reinforge.core.agentflow``, beside reinforge's episode records that they
+extend (the runtime that runs AgentFlows is ``reinforge.workflows.agentflow``).
 """
 
-from reinforge.workflows.agentflow.types import (
+from reinforge.core.agentflow import (
     Action,
     AgentConfig,
     AgentFlow,

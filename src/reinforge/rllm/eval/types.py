@@ -1,10 +1,10 @@
 """Mirror of ``rllm.eval.types``: what an Evaluator returns.
 
-Defined in ``reinforge.workflows.agentflow.verdicts``, beside the AgentFlow runtime
-that applies the verdicts.
+Defined in ``reinforge.core.eval_output`` (the AgentFlow runtime that applies the
+verdicts is ``reinforge.workflows.agentflow``).
 """
 
-from reinforge.workflows.agentflow.verdicts import (
+from reinforge.core.eval_output import (
     EvalOutput,
     EvalOutputError,
     Signal,

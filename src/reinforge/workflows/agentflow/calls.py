@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reinforge.core import Experience
+from reinforge.core.agentflow import Episode, Step
 from reinforge.core.episode import Step as CoreStep
 from reinforge.core.model_output import ModelOutput
-from reinforge.workflows.agentflow.types import Episode, Step
 from reinforge.workflows.episode.attach import attach_output
 from reinforge.workflows.episode.rollout_engine import ModelWrapperEngine
 

@@ -16,10 +16,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from reinforge.core.agentflow import Episode, Task, Trajectory, flow_label
+from reinforge.core.eval_output import EvalOutput, Signal, coerce_eval_output
 from reinforge.rewards import RewardFn, call_reward_fn
 from reinforge.workflows.agentflow.calls import reply_text
-from reinforge.workflows.agentflow.types import Episode, Task, Trajectory, flow_label
-from reinforge.workflows.agentflow.verdicts import EvalOutput, Signal, coerce_eval_output
 from reinforge.workflows.episode.callable_args import named_object
 
 __all__ = [

@@ -53,18 +53,7 @@ import logging
 from typing import Any
 
 from reinforge.core import Experience
-from reinforge.core.episode import TerminationReason
-from reinforge.models.wrapper.sampling_args import rollout_kwargs
-from reinforge.workflows.agentflow.calls import claim_calls, recorded_calls, step_of
-from reinforge.workflows.agentflow.evaluators import (
-    apply_eval_output,
-    carried_rewards,
-    evaluator_label,
-    resolve_evaluator,
-    run_evaluator,
-)
-from reinforge.workflows.agentflow.session import SEED_STRIDE, rollout_session
-from reinforge.workflows.agentflow.types import (
+from reinforge.core.agentflow import (
     AgentConfig,
     AgentFlowReturnError,
     Episode,
@@ -75,7 +64,18 @@ from reinforge.workflows.agentflow.types import (
     flow_label,
     trajectory_name_of,
 )
-from reinforge.workflows.agentflow.verdicts import EvalOutput, EvalOutputError
+from reinforge.core.episode import TerminationReason
+from reinforge.core.eval_output import EvalOutput, EvalOutputError
+from reinforge.models.wrapper.sampling_args import rollout_kwargs
+from reinforge.workflows.agentflow.calls import claim_calls, recorded_calls, step_of
+from reinforge.workflows.agentflow.evaluators import (
+    apply_eval_output,
+    carried_rewards,
+    evaluator_label,
+    resolve_evaluator,
+    run_evaluator,
+)
+from reinforge.workflows.agentflow.session import SEED_STRIDE, rollout_session
 from reinforge.workflows.episode.conversion import ConversionOptions, episode_outcome
 from reinforge.workflows.episode.workflow import error_info
 from reinforge.workflows.workflow import Workflow
