@@ -13,7 +13,16 @@ from typing import Annotated
 
 import typer
 
-from reinforge.cli import config_cmd, init_cmd, migrate_cmd, runs, serve_cmd, tools, view_cmd
+from reinforge.cli import (
+    config_cmd,
+    doctor_cmd,
+    init_cmd,
+    migrate_cmd,
+    runs,
+    serve_cmd,
+    tools,
+    view_cmd,
+)
 from reinforge.cli.common import fail_message, state
 
 app = typer.Typer(
@@ -113,6 +122,7 @@ config_cmd.register(app)
 init_cmd.register(app)
 view_cmd.register(app)
 migrate_cmd.register(app)
+doctor_cmd.register(app)
 
 
 def main() -> None:
