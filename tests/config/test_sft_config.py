@@ -28,7 +28,7 @@ def _load(tmp_path, text: str, overrides: list[str] | None = None):
     return load_config(path, overrides)
 
 
-def test_mode_sft_trains_the_sft_loss_and_reads_its_section(tmp_path):
+def test_mode_sft_selects_the_sft_loss_and_reads_its_section(tmp_path):
     cfg = _load(tmp_path, SFT)
     assert cfg.trainer.algorithm == "sft"
     data = cfg.buffer.trainer_input.experience_buffer

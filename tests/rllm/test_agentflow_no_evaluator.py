@@ -74,7 +74,7 @@ def run(task: ReinforgeTask) -> tuple[Any, list[Any]]:
     return workflow, asyncio.run(workflow.run_async())
 
 
-def test_a_flow_without_an_evaluator_trains_on_the_rewards_it_carries() -> None:
+def test_a_flow_without_an_evaluator_keeps_the_rewards_it_carries() -> None:
     workflow, exps = run(make_task(self_scoring_flow))
 
     assert workflow.evaluator is None
@@ -97,7 +97,7 @@ def test_a_flow_without_an_evaluator_trains_on_the_rewards_it_carries() -> None:
     ]
 
 
-def test_a_flow_that_scores_nothing_trains_with_reward_zero() -> None:
+def test_a_flow_that_scores_nothing_gets_reward_zero() -> None:
     workflow, exps = run(make_task(unscored_flow, repeat_times=1))
 
     (episode,) = workflow.episodes

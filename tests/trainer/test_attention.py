@@ -48,7 +48,13 @@ def _step(path: Path, exps: list[Experience], attention: str) -> tuple[Trainer, 
         {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 4, "attn_implementation": attention}
     )
     trainer = Trainer(path, cfg, pad_token_id=2)
-    return trainer, trainer.train_step(copy.deepcopy(exps)).metrics
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    metrics = trainer.train_step(copy.deepcopy(exps)).metrics
+    # the step trained: without it, two equal steps would be two untouched models
+    assert any(
+        not torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True)
+    )
+    return trainer, metrics
 
 
 def test_auto_trains_with_eager_and_takes_the_same_step_as_sdpa(

@@ -84,7 +84,7 @@ def test_one_row_per_run_gives_the_gradient_of_one_row_per_step(
         torch.testing.assert_close(merged[name], grad, atol=1e-4 * scale, rtol=0, msg=name)
 
 
-def test_sequence_level_losses_train_the_steps_apart(
+def test_sequence_level_losses_keep_one_row_per_step(
     step_wise_runs: list[Experience],
     tiny_model_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -54,7 +54,7 @@ def test_trainer_forward_reproduces_sampling_logprobs(tiny_vlm_path: Path) -> No
     assert not torch.allclose(blind[with_images], batch.old_logprobs[with_images], atol=1e-3)
 
 
-def test_lora_and_gradient_checkpointing_train_a_vlm(tiny_vlm_path: Path) -> None:
+def test_lora_and_gradient_checkpointing_backpropagate_through_a_vlm(tiny_vlm_path: Path) -> None:
     engine = HFEngine(tiny_vlm_path, batch_window_ms=1)
     try:
         content = [{"type": "image", "image": _image(2)}, {"type": "text", "text": "Count."}]

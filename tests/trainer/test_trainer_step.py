@@ -270,9 +270,12 @@ def test_bf16_mixed_precision_trains_close_to_fp32(
     bf16 = Trainer(
         tiny_model_path, _config("grpo", False, mixed_precision="bf16"), pad_token_id=pad
     )
+    start = [p.detach().clone() for p in bf16.model.parameters()]
     m32 = fp32.train_step(copy.deepcopy(sampled)).metrics
     m16 = bf16.train_step(copy.deepcopy(sampled)).metrics
     assert all(p.dtype == torch.float32 for p in bf16.model.parameters())
+    step = [float((a - b).abs().max()) for a, b in zip(bf16.model.parameters(), start, strict=True)]
+    assert max(step) > 1e-4  # the fp32 master weights took the update (lr 1e-3)
     assert m16["train/sampler/ratio_mean"] == pytest.approx(1.0, abs=0.05)
     assert m16["train/loss"] == pytest.approx(m32["train/loss"], abs=0.05)
     moved = [

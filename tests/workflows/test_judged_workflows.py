@@ -206,7 +206,7 @@ def test_unreachable_judge_masks_the_group(tmp_path):
     assert out.metrics["explore/masked/judge_unreachable"] == 24
 
 
-def test_trainable_ruler_with_gold_trains_the_judgements_in_their_own_group(tmp_path):
+def test_trainable_ruler_with_gold_puts_the_judgements_in_their_own_group(tmp_path):
     cfg = config(
         tmp_path,
         "math_trainable_ruler_workflow",
