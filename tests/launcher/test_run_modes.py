@@ -565,7 +565,9 @@ def test_an_interrupted_run_saves_says_how_to_resume_and_logs_each_step_once(
     assert trained == sorted(set(trained)) == list(range(1, 7))
 
 
-def test_an_interrupted_train_process_saves_what_it_trained(tmp_path: Path) -> None:
+def test_an_interrupted_train_process_saves_its_steps_and_says_how_to_resume(
+    tmp_path: Path,
+) -> None:
     """Mode train waits for steps an explore process stores; SIGTERM while it waits
     (nothing saved yet: no save or sync interval reached) saves a checkpoint of the
     steps trained and says how to resume."""

@@ -9,7 +9,7 @@ from reinforge.trainer.parallel.plan import assign, slot_count
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4])
-def test_every_micro_batch_is_trained_once(world_size: int) -> None:
+def test_every_micro_batch_is_assigned_to_one_rank(world_size: int) -> None:
     tokens = [50, 10, 40, 30, 20, 60, 5]
     plan = assign(tokens, world_size)
     assert sorted(i for part in plan for i in part) == list(range(len(tokens)))
