@@ -337,7 +337,12 @@ def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
         return batch
 
     monkeypatch.setattr(trainer_module, "collate", recording_collate)
-    split = Trainer(tiny_model_path, _config("grpo", False, micro_batch_size=4), pad_token_id=2)
+    # (share_prompts orders a group's rows together instead: tests/trainer/test_shared_prompts.py)
+    split = Trainer(
+        tiny_model_path,
+        _config("grpo", False, micro_batch_size=4, share_prompts=False),
+        pad_token_id=2,
+    )
     got = summed_gradient(split, copy.deepcopy(mixed))
 
     assert len(formed) == 2

@@ -23,6 +23,24 @@ def padded_tokens(rows: Sequence[Experience]) -> int:
     return len(rows) * max((len(e.tokens) for e in rows), default=0)
 
 
+def order_rows(exps: Sequence[E], by_prompt: bool = False) -> list[E]:
+    """The rows in training order: by length (micro-batches of similar lengths pad
+    less); with ``by_prompt`` the rows sharing a prompt (length and ids) next to each
+    other, so that consecutive micro-batches hold whole groups and each group's prompt
+    runs once (``shared_prompts.py``): the larger groups first (equal sizes stay in
+    step with the micro-batch size), then by their tokens (what their packed row
+    holds), each group's rows by length."""
+    rows = sorted(exps, key=lambda e: len(e.tokens))
+    if not by_prompt:
+        return rows
+    groups: dict[tuple[int, ...], list[E]] = {}
+    for exp in rows:  # each group keeps the length order
+        p = int(exp.prompt_length)
+        groups.setdefault((p, *exp.tokens[:p].tolist()), []).append(exp)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g), sum(len(e.tokens) for e in g)))
+    return [exp for group in ordered for exp in group]
+
+
 def split_micro_batches(
     exps: Sequence[E], max_rows: int, max_tokens: int | None = None
 ) -> Iterator[list[E]]:

@@ -18,6 +18,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from reinforge.algorithms import TrainBatch
+from reinforge.trainer.shared_prompts import SharedPromptBatch, shared_hidden
 
 #: positions per chunk of the vocabulary projection: 256 x 49,152 logits are ~125 MB
 #: in flight (bf16 logits, fp32 copy, log-softmax), however many positions a batch has
@@ -70,19 +71,26 @@ def _backbone(model: Any, with_images: bool) -> Any:
 def _packed_logprobs(model: Any, batch: TrainBatch, only: torch.Tensor) -> torch.Tensor:
     """``token_logprobs`` for the columns in ``only`` (others 0): the decoder runs on the
     whole batch, but the vocabulary projection and log-softmax only on those columns,
-    with no prompt or padding positions in between."""
+    with no prompt or padding positions in between. A ``SharedPromptBatch`` runs its
+    packed rows instead: each shared prompt once (``shared_prompts.py``)."""
     input_ids = batch.input_ids
     images = image_inputs(model, batch)
-    hidden = _backbone(model, bool(images))(
-        input_ids=input_ids,
-        attention_mask=batch.attention_mask,
-        position_ids=batch.position_ids,
-        use_cache=False,
-        **images,
-    ).last_hidden_state
-    picked = _vocab_logprobs(
-        model.get_output_embeddings(), hidden[:, :-1][only], input_ids[:, 1:][only]
-    )
+    backbone = _backbone(model, bool(images))
+    shared = None
+    if isinstance(batch, SharedPromptBatch) and not images:
+        shared = shared_hidden(backbone, batch, only)
+    if shared is not None:
+        rows, targets = shared
+    else:
+        hidden = backbone(
+            input_ids=input_ids,
+            attention_mask=batch.attention_mask,
+            position_ids=batch.position_ids,
+            use_cache=False,
+            **images,
+        ).last_hidden_state
+        rows, targets = hidden[:, :-1][only], input_ids[:, 1:][only]
+    picked = _vocab_logprobs(model.get_output_embeddings(), rows, targets)
     logp = picked.new_zeros(only.shape)
     logp[only] = picked
     return logp

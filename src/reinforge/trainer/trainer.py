@@ -64,7 +64,7 @@ from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
-from reinforge.trainer.micro_batches import split_micro_batches
+from reinforge.trainer.micro_batches import order_rows, split_micro_batches
 from reinforge.trainer.old_logprobs import (
     compared_tokens,
     old_logprobs,
@@ -89,6 +89,7 @@ from reinforge.trainer.parallel.strategy import (
 )
 from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
 from reinforge.trainer.prepared_step import PreparedStep
+from reinforge.trainer.shared_prompts import share_prompts, sharing_metrics
 from reinforge.trainer.staleness import staleness_metrics, versions_behind
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.token_logprobs import token_logprobs
@@ -251,10 +252,9 @@ class Trainer:
         how many were dropped as stale."""
         fresh, stale = self.filter_stale(exps)
         usable = [e for e in fresh if e.response_length > 0 and bool(e.action_mask.any())]
-        # micro-batches of similar lengths pad less; the summed gradient does not
-        # depend on the order (each micro-batch is weighted by its share of the batch)
-        usable.sort(key=lambda e: len(e.tokens))
-        return usable, stale
+        # the summed gradient does not depend on the order (each micro-batch is
+        # weighted by its share of the batch): by length, groups together to share prompts
+        return order_rows(usable, by_prompt=self.cfg.share_prompts), stale
 
     def prepare(
         self, exps: list[Experience], demonstrations: Sequence[Experience] | None = None
@@ -266,7 +266,7 @@ class Trainer:
         spec = self.spec
         advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
         if self._merges_step_prefixes:
-            exps = sorted(merge_step_prefixes(exps), key=lambda e: len(e.tokens))
+            exps = order_rows(merge_step_prefixes(exps), by_prompt=self.cfg.share_prompts)
         every = list(self._micro_batches(exps))
         plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
         mine = plan[self.rank.rank]
@@ -289,13 +289,14 @@ class Trainer:
             ref_logprobs=ref_logprobs,
             own_rows=[own_rows[i].to(self.device) for i in mine],
             total_tokens=float(sum(int(e.action_mask.sum()) for e in exps)),
-            metrics=advantage_metrics,
+            metrics={**advantage_metrics, **sharing_metrics(batches, self.cfg, self.spec)},
             slots=rank_plan.slot_count(plan),
             **demos,
         )
 
     def _collate(self, exps: list[Experience]) -> TrainBatch:
-        return collate(exps, self.pad_token_id).to(self.device)
+        batch = collate(exps, self.pad_token_id)
+        return share_prompts(batch, self.cfg.share_prompts).to(self.device)
 
     def _empty_batch(self) -> TrainBatch:
         """A two-token batch with nothing to train on: a rank's pass that adds no

@@ -73,6 +73,14 @@ class TrainerConfig(StrictModel):
         "tokens T times). Only with loss_agg_mode token-mean and a token-level policy "
         "loss; other settings train the steps as they are",
     )
+    share_prompts: bool = Field(
+        True,
+        description="run each prompt once per micro-batch for the rows that share it (a "
+        "GRPO group's replies; multi-turn rows with the same first prompt): the rows go "
+        "behind one copy of the prompt in a packed row, with the same loss and gradient "
+        "and fewer tokens. Applies where rows share prompt ids and packing saves tokens, "
+        "not with an entropy bonus or images; train/prompt_sharing/* say how much applied",
+    )
     update_epochs: int = Field(1, ge=1, description="optimiser passes over each batch")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     dtype: Literal["float32", "bfloat16"] = "float32"
