@@ -110,6 +110,37 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             skip_unless(wing)
 
 
+#: tests that start a service heavy on cores and memory run one at a time, on one
+#: xdist worker (``--dist loadgroup``), and are scheduled first so that they do not
+#: make the run's tail
+HEAVY_GROUPS = ("vllm", "ray")
+
+
+def heavy_group(item: pytest.Item) -> str | None:
+    """``vllm`` for a test that starts vLLM servers, ``ray`` for one that starts a Ray
+    cluster, else ``None``."""
+    wings = {wing for marker in item.iter_markers("needs") for wing in marker.args}
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("vllm") or "vllm" in wings or "vllm_python" in fixtures:
+        return "vllm"
+    # a module that imports Ray at its top (``pytest.importorskip("ray")``) starts clusters
+    module_ray = getattr(getattr(item, "module", None), "ray", None)
+    if "ray" in wings or getattr(module_ray, "__name__", None) == "ray":
+        return "ray"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {}
+    for item in items:
+        groups[item] = heavy_group(item)
+        if groups[item] is not None:
+            item.add_marker(pytest.mark.xdist_group(groups[item]))
+    order = {name: rank for rank, name in enumerate(HEAVY_GROUPS)}
+    items.sort(key=lambda item: order.get(groups[item], len(order)))
+
+
 _IMPORT_SKIP = re.compile(r"could not import '([\w.]+)'")
 
 
