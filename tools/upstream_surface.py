@@ -52,8 +52,13 @@ PREFIXES = {
 }
 
 
-def _public_names(source: str) -> list[str] | None:
-    """``__all__`` when it is a literal list, else top-level public classes/functions."""
+#: modules of settings, whose public names are UPPER_CASE constants as well
+CONSTANT_MODULES = ("rllm.globals",)
+
+
+def _public_names(source: str, constants: bool = False) -> list[str] | None:
+    """``__all__`` when it is a literal list, else top-level public classes/functions
+    (and UPPER_CASE assignments, with ``constants``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -72,6 +77,14 @@ def _public_names(source: str) -> list[str] | None:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
         and not node.name.startswith("_")
     }
+    if constants:
+        names |= {
+            target.id
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name) and target.id.isupper()
+        }
     return sorted(names)
 
 
@@ -112,9 +125,10 @@ def scan_release(spec: str, package: str) -> tuple[str, dict[str, list[str]]]:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         module = ".".join(parts)
-        if not module.startswith(PREFIXES[package]) or any(p.startswith("_") for p in parts):
+        wanted = PREFIXES[package] + CONSTANT_MODULES
+        if not module.startswith(wanted) or any(p.startswith("_") for p in parts):
             continue
-        names = _public_names(text)
+        names = _public_names(text, constants=module in CONSTANT_MODULES)
         if names is not None:
             modules[module] = names
     return label, modules

@@ -100,3 +100,13 @@ def test_workflow_takes_keywords_as_from_trinity_0_3() -> None:
 
     with pytest.raises(TypeError):
         Mine(object(), object())  # 0.1.x / 0.2.x passed (model, task) by position
+
+
+def test_the_script_reads_rllm_globals_constants(tmp_path: Path) -> None:
+    tool = _tool()
+    (tmp_path / "v01" / "rllm").mkdir(parents=True)
+    (tmp_path / "v01" / "rllm" / "globals.py").write_text('OAI_RM_MODEL = "x"\n_hidden = 1\n')
+    assert tool.scan_release(f"v0.1={tmp_path / 'v01'}", "rllm") == (
+        "v0.1",
+        {"rllm.globals": ["OAI_RM_MODEL"]},
+    )
