@@ -160,7 +160,7 @@ def rank_main(
     world_size: int,
     local_rank: int,
     device: str | None,
-    threads: int,
+    threads: int | None,
     model_path: str,
     cfg_json: str,
     pad_token_id: int,
@@ -178,7 +178,8 @@ def rank_main(
         stream=sys.stderr,
         format=f"[trainer rank {rank}] %(levelname)s %(name)s: %(message)s",
     )
-    torch.set_num_threads(threads)
+    if threads:
+        torch.set_num_threads(threads)
     # Ctrl-C in a terminal reaches the whole process group: the driver decides what
     # stops, and a rank interrupted inside a collective would hang the others
     signal.signal(signal.SIGINT, signal.SIG_IGN)

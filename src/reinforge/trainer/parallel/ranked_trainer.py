@@ -120,7 +120,9 @@ class RankedTrainer:
         self.model_version = 0
         self._timeout = cfg.parallel.timeout_s
         self._closed = False
-        threads = _threads_per_rank(cfg)
+        # a launcher's ranks run on other machines: their threads are theirs to set
+        # (torchrun's OMP_NUM_THREADS) unless threads_per_rank says
+        threads = _threads_per_rank(cfg) if listener is None else cfg.parallel.threads_per_rank
         self._procs: list[Any] = []
         devices: list[str | None] = [None] * self.world_size
         if listener is None:
@@ -136,7 +138,7 @@ class RankedTrainer:
                     share=cfg.parallel.share_gpus,
                 )
                 devices = [plan.rank_device(r) for r in range(self.world_size)]
-            self._procs = self._start_ranks(listener, authkey, placement, plan, threads)
+            self._procs = self._start_ranks(listener, authkey, placement, plan, threads or 1)
         try:
             self._conns = self._accept(listener)
         finally:
