@@ -46,6 +46,9 @@ OPTIM_FILE = "optim.pt"
 #: the optimizer state of several ranks (torch.distributed.checkpoint), and their scheduler
 OPTIM_DIR = "optim"
 SCHEDULER_FILE = "scheduler.pt"
+#: a Ray trainer rank's staging folder on its own node (``trainer.parallel.ray_ranks``):
+#: it writes and reads checkpoints there, and the driver moves the files
+STAGING_ENV = "REINFORGE_RANK_STAGING"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -193,10 +196,27 @@ def load_weights(model_dir: Path) -> dict[str, torch.Tensor]:
     return weights
 
 
+def rank_folder(folder: Path, create: bool = False) -> Path:
+    """Where this process reads or writes the checkpoint ``folder``: the folder itself,
+    or a Ray rank's copy of it in the staging folder on its node (nodes share no
+    filesystem; the driver moves the files between the two)."""
+    staging = os.environ.get(STAGING_ENV)
+    if not staging:
+        return folder
+    local = Path(staging) / folder.name
+    if create:
+        local.mkdir(parents=True, exist_ok=True)
+    return local
+
+
 def save_policy(trainer: Any, folder: Path) -> None:
     """The policy as a HF model directory (a full fine-tune) or a peft adapter folder
     (LoRA). Several ranks: a sharded model is gathered first (every rank calls this),
-    and rank 0 writes."""
+    and rank 0 writes (a Ray rank into its staging folder, see :func:`rank_folder`)."""
+    _save_policy(trainer, rank_folder(folder, create=True))
+
+
+def _save_policy(trainer: Any, folder: Path) -> None:
     from reinforge.trainer.parallel.strategy import full_state_dict, is_sharded
 
     full = full_state_dict(trainer.model) if is_sharded(trainer.model) else None
@@ -212,8 +232,10 @@ def save_trainer(trainer: Any, folder: Path) -> dict[str, Any]:
     In one process the optimizer and scheduler go into ``optim.pt``. Several ranks write
     the optimizer state with ``torch.distributed.checkpoint`` (``optim/``, each rank its
     shard), which loads on any number of ranks, and the scheduler into ``scheduler.pt``.
+    A Ray rank writes into its staging folder instead (:func:`rank_folder`).
     """
-    save_policy(trainer, folder / "model")
+    folder = rank_folder(folder, create=True)
+    _save_policy(trainer, folder / "model")
     if trainer.rank.distributed:
         from reinforge.trainer.parallel.sharded_optimizer import save_optimizer
 
@@ -262,6 +284,7 @@ def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
 
     if bool(state.get("lora")) != hasattr(trainer.model, "peft_config"):
         raise ValueError("checkpoint and config disagree on LoRA")
+    folder = rank_folder(folder)
     global_step, model_version = int(state["global_step"]), int(state["model_version"])
     model_dir = folder / "model"
     weights, own = _saved_and_own_weights(trainer.model, model_dir, bool(state.get("lora")))
