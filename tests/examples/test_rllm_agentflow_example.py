@@ -13,6 +13,12 @@ from reinforge.cli.main import app
 from reinforge.models.tokenizer import ByteTokenizer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rllm_agentflow"
+#: grpo.yaml's plugins (the flow, the evaluator) and the test-only sampled-token reward
+PLUGINS = [
+    EXAMPLE / "arith_flow.py",
+    EXAMPLE / "arith_eval.py",
+    Path(__file__).with_name("sampled_token_reward.py"),
+]
 
 
 def _stored(run_dir: Path) -> list:
@@ -78,8 +84,11 @@ def test_grpo_config_trains_a_step_on_the_tiny_model(
         "monitor.progress=false",
         "monitor.plot=false",
         "monitor.tensorboard=false",
-        # the tiny model never answers right: score what it sampled, so groups differ
-        *varying_reward,
+        # the tiny model never answers right: score what it sampled, so groups differ;
+        # ``--set plugins=[...]`` replaces the list, so the example's own plugins stay
+        # named here (else the flow is found only if an earlier test imported it)
+        *(item for item in varying_reward if not item.startswith("plugins=")),
+        f"plugins=[{', '.join(str(p) for p in PLUGINS)}]",
     ]
     result = CliRunner().invoke(
         app,
