@@ -139,6 +139,27 @@ def fail_rank(exc: BaseException) -> typer.Exit:
     return typer.Exit(code=RANK_FAULT_EXIT)
 
 
+#: exit code of a run stopped by the weight check after a sync: an engine replica does
+#: not serve the weights the trainer synced (docs/verification.md)
+WEIGHT_CHECK_EXIT = 4
+
+
+def weight_check_fault() -> type[BaseException]:
+    """``WeightCheckError``, imported when an error is on its way (it imports torch)."""
+    from reinforge.trainer.sync_check import WeightCheckError
+
+    return WeightCheckError
+
+
+def fail_weight_check(exc: BaseException) -> typer.Exit:
+    """The weight check's finding in one line (engine, replica, version, the gap); with
+    --verbose or --debug the traceback too. The caller raises the returned exit (code 4)."""
+    if state.debug or state.verbose:
+        traceback.print_exception(exc)
+    err.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=WEIGHT_CHECK_EXIT)
+
+
 def fail_message(message: str) -> typer.Exit:
     """Report a plain usage mistake in one line; the caller raises the exit (code 2)."""
     err.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
@@ -221,6 +242,8 @@ def drive(session: Any, cfg: ReinforgeConfig, work: Callable[[], Any], stopped: 
             raise fail(exc, cfg.storage_path) from None
         except rank_fault() as exc:
             raise fail_rank(exc) from None
+        except weight_check_fault() as exc:
+            raise fail_weight_check(exc) from None
         except (RunInterrupted, KeyboardInterrupt) as exc:
             said = str(exc) if isinstance(exc, RunInterrupted) else stopped
             raise interrupted(said, stop_signal[0]) from None
