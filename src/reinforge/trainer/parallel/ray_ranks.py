@@ -175,6 +175,9 @@ def send_checkpoint(procs: list[Any], folder: Path, timeout: float) -> None:
 
 def discard_checkpoint(procs: list[Any], folder: Path, timeout: float) -> None:
     """Delete what :func:`send_checkpoint` staged for ``folder`` on the ranks' nodes."""
+    actors = _actors(procs)
+    if not actors:  # local ranks: no Ray here (ray.get would start an instance)
+        return
     import ray
 
-    ray.get([a.discard.remote(folder.name) for a in _actors(procs)], timeout=timeout)
+    ray.get([a.discard.remote(folder.name) for a in actors], timeout=timeout)
