@@ -53,11 +53,11 @@ def final_weights_sha256(run_dir: str | Path, step: int | None = None) -> str:
 
 
 def golden_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The trained steps' rows of ``metrics.jsonl`` without the wall-clock metrics."""
+    """The step rows of ``metrics.jsonl`` (explored and trained) without the wall-clock
+    metrics."""
     rows = []
     for line in (Path(run_dir) / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
-        if "train/loss" not in row:
-            continue
-        rows.append({k: v for k, v in row.items() if not any(p in k for p in _CLOCK_PARTS)})
+        if "step" in row:
+            rows.append({k: v for k, v in row.items() if not any(p in k for p in _CLOCK_PARTS)})
     return rows
