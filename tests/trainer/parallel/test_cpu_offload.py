@@ -30,6 +30,7 @@ def test_two_offloaded_fsdp2_ranks_train_what_one_process_trains(
     tiny_model_path: Path, rank_batch: list[Experience]
 ) -> None:
     single = Trainer(tiny_model_path, config(), pad_token_id=0)
+    start = {k: v.detach().clone() for k, v in single.weights_for_sync().items()}
     norms = [single.train_step(copy.deepcopy(rank_batch)).metrics["train/grad_norm"]]
     norms.append(single.train_step(copy.deepcopy(rank_batch)).metrics["train/grad_norm"])
     assert min(norms) > 0.05  # the limit clips both steps
@@ -39,6 +40,8 @@ def test_two_offloaded_fsdp2_ranks_train_what_one_process_trains(
         weights = ranked.weights_for_sync()
     expected = single.weights_for_sync()
     assert max(float((weights[k] - expected[k]).abs().max()) for k in expected) < TOLERANCE
+    # and both trained at all (equal weights that never moved would pass the check above)
+    assert max(float((weights[k] - start[k]).abs().max()) for k in start) > 10 * TOLERANCE
     for step, norm in zip(metrics, norms, strict=True):
         assert step["train/grad_norm"] == pytest.approx(norm, rel=1e-3)
 

@@ -24,6 +24,7 @@ def test_ray_actor_ranks_train_what_one_process_trains(
 
     base = {"lr": 1e-3, "micro_batch_size": 3}
     single = Trainer(tiny_model_path, TrainerConfig.model_validate(base), pad_token_id=0)
+    start = {k: v.detach().clone() for k, v in single.weights_for_sync().items()}
     single.train_step(copy.deepcopy(rank_batch))
     parallel = {"world_size": 2, "strategy": "ddp", "timeout_s": 120, "threads_per_rank": 1}
     cfg = TrainerConfig.model_validate({**base, "parallel": parallel})
@@ -43,3 +44,5 @@ def test_ray_actor_ranks_train_what_one_process_trains(
         ray.shutdown()
     expected = single.weights_for_sync()
     assert max(float((weights[k] - expected[k]).abs().max()) for k in expected) < 1e-4
+    # and both trained at all (equal weights that never moved would pass the check above)
+    assert max(float((weights[k] - start[k]).abs().max()) for k in start) > 1e-3

@@ -57,8 +57,11 @@ def test_torchrun_ranks_train_what_one_process_trains(
             torchrun.kill()
             torchrun.wait()
     single = Trainer(tiny_model_path, TrainerConfig.model_validate(base), pad_token_id=0)
+    start = {k: v.detach().clone() for k, v in single.weights_for_sync().items()}
     for _ in range(2):
         single.train_step(copy.deepcopy(rank_batch))
     expected = single.weights_for_sync()
     assert weights.keys() == expected.keys()
     assert max(float((weights[k] - expected[k]).abs().max()) for k in expected) < TOLERANCE
+    # and both trained at all (equal weights that never moved would pass the check above)
+    assert max(float((weights[k] - start[k]).abs().max()) for k in start) > 10 * TOLERANCE
