@@ -136,6 +136,7 @@ def main() -> None:
     # a launcher may start the ranks before the driver listens (it starts its engines
     # first): keep calling for $REINFORGE_DRIVER_WAIT_S seconds (default 1800)
     deadline = time.monotonic() + float(os.environ.get(DRIVER_WAIT_ENV) or 1800)
+    waiting = False
     while True:
         try:
             conn = Client((host, int(port)), authkey=authkey)
@@ -143,6 +144,14 @@ def main() -> None:
         except ConnectionRefusedError:
             if time.monotonic() > deadline:
                 raise
+            if not waiting:
+                waiting = True
+                print(
+                    f"reinforge trainer rank {rank}: the driver at {host}:{port} is not "
+                    f"listening yet; calling again until it does (${DRIVER_WAIT_ENV})",
+                    file=sys.stderr,
+                    flush=True,
+                )
             time.sleep(1.0)
     send(conn, ("hello", (rank, world_size)))
     rank_main(
