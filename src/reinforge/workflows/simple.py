@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import numbers
+from collections.abc import Mapping
 from typing import Any
 
 from reinforge.core import Experience, Task
 from reinforge.models.wrapper.sampling_args import rollout_kwargs
-from reinforge.rewards.reward_fn import call_reward_fn
+from reinforge.rewards.reward_fn import accepted_keywords, call_reward_fn
 from reinforge.workflows.workflow import WORKFLOWS, Workflow
 
 # reward class -> (its __init__, whether that takes auxiliary_models)
@@ -35,8 +37,9 @@ class BaseSimpleWorkflow(Workflow):
 
     The reward function gets ``response`` and ``truth``, as Trinity-RFT passes them,
     plus ``prompt`` and the raw row as ``raw_task`` where its signature takes them
-    (by name or ``**kwargs``; ``call_reward_fn``); the scalar reward is the sum of the components it returns, and
-    every component is recorded in ``Experience.metrics``.
+    (by name or ``**kwargs``; ``call_reward_fn``); the scalar reward is the sum of the
+    components it returns, and every component is recorded in ``Experience.metrics``
+    (a bare number, as Trinity-RFT 0.1.x's reward functions return, is the reward).
     """
 
     can_reset = True
@@ -116,15 +119,32 @@ class BaseSimpleWorkflow(Workflow):
         return rollout_kwargs(self.rollout_args)
 
     def score(self, responses: list[Experience]) -> list[Experience]:
+        """Reward each reply. A dict of components is summed and each one recorded as a
+        metric; a bare number (a Trinity-RFT 0.1.x reward function, which returned a float
+        unless asked for a dict) is the reward itself, as 0.1.x's ``SimpleWorkflow`` took it.
+        A function naming ``return_dict`` gets ``return_dict=task.is_eval``, as 0.1.x passed
+        it, so evaluation tasks still record its components."""
+        optional = {"prompt": self.task_desc, "raw_task": self.raw_task}
+        accepted = accepted_keywords(self.reward_fn)
+        if accepted is not None and "return_dict" in accepted:
+            optional["return_dict"] = self.task.is_eval
         for i, exp in enumerate(responses):
-            components = call_reward_fn(
+            value = call_reward_fn(
                 self.reward_fn,
                 response=exp.response_text or "",
                 truth=self.truth,
-                optional={"prompt": self.task_desc, "raw_task": self.raw_task},
+                optional=optional,
             )
-            exp.reward = float(sum(components.values()))
-            exp.metrics.update({k: float(v) for k, v in components.items()})
+            if isinstance(value, Mapping):
+                exp.reward = float(sum(value.values()))
+                exp.metrics.update({k: float(v) for k, v in value.items()})
+            elif isinstance(value, numbers.Real):
+                exp.reward = float(value)
+            else:
+                raise TypeError(
+                    f"reward function {type(self.reward_fn).__name__} returned "
+                    f"{type(value).__name__}: expected a dict of scores or a number"
+                )
             exp.eid.run = self.run_id_base + i
         return responses
 
