@@ -136,3 +136,15 @@ def test_the_recording_endpoint_dates_what_it_records_and_answers() -> None:
     (recorded,) = model.extract_experience_from_history()
     assert recorded.info["model_version"] == 9
     assert model.model_version == 10
+
+
+def test_a_conversation_of_turns_is_dated_by_its_oldest_turn() -> None:
+    model = ModelWrapper(SyncAfterEachRequest(replies="It is 42."), enable_history=True)
+    model.engine.update_weights({}, version=5)
+    messages = list(MESSAGES)
+    (first,) = model.chat(messages)
+    messages += [first.messages[-1], {"role": "user", "content": "Say it again."}]
+    (second,) = model.chat(messages)
+    assert (first.info["model_version"], second.info["model_version"]) == (5, 6)
+    (conversation,) = model.extract_experience_from_history(shape="conversation")
+    assert conversation.info["model_version"] == 5  # the oldest weights in it

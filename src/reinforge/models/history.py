@@ -53,6 +53,9 @@ def merge_chain(chain: list[Experience]) -> Experience:
     info = dict(leaf.info)
     info["turns"] = len(chain)
     info["turn_ids"] = [t.info.get("turn_id") for t in chain]
+    versions = [t.info["model_version"] for t in chain if t.info.get("model_version") is not None]
+    if versions:  # the oldest weights that sampled a token of it (trainer.max_staleness)
+        info["model_version"] = min(versions)
     info.pop("top_logprobs", None)
     return Experience(
         tokens=leaf.tokens,
