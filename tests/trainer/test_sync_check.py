@@ -142,3 +142,66 @@ def test_the_check_can_be_turned_off(
     loose = WeightCheck(tolerance=1.0)
     sync_in_process(trainer, engine, loose)
     assert 1e-4 < loose.last_gaps["replica 0"] <= 1.0
+
+
+RUN_CONFIG = """
+project: check
+name: t
+model: {model_path: tiny-random-smollm2, engine: hf, max_response_tokens: 4}
+buffer:
+  batch_size: 2
+  total_steps: 1
+  explorer_input:
+    taskset:
+      path: tasks.jsonl
+      format: {prompt_key: question, response_key: answer}
+      repeat_times: 4
+      default_workflow_type: rf_check_plugin.Parity
+trainer: {algorithm: grpo, lr: 1.0e-3}
+explorer: {eval_on_start: false}
+monitor: {progress: false, tensorboard: false, plot: false}
+"""
+
+PLUGIN = """
+from reinforge import Workflow
+
+
+class Parity(Workflow):
+    can_repeat = True
+
+    def run(self):
+        exps = self.model.generate(["Q" + str(self.task.raw_task["question"])], n=self.repeat_times)
+        for i, exp in enumerate(exps):
+            exp.reward = float(int(exp.tokens[exp.prompt_length]) % 2 == 0)
+            exp.eid.run = self.run_id_base + i
+        return exps
+"""
+
+
+def test_a_run_whose_sync_is_broken_stops_at_the_first_sync_in_one_line(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reinforge run`` with an engine that keeps its weights: exit 4, the message."""
+    from typer.testing import CliRunner
+
+    from reinforge.cli.main import app
+
+    (tmp_path / "tasks.jsonl").write_text(
+        "".join(f'{{"question": "{i} + 1", "answer": "{i + 1}"}}\n' for i in range(4))
+    )
+    (tmp_path / "rf_check_plugin.py").write_text(PLUGIN)
+    (tmp_path / "cfg.yaml").write_text(RUN_CONFIG)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def version_only(self: HFEngine, state_dict: dict, version: int | None = None) -> None:
+        self._model_version = int(version or 0)
+
+    monkeypatch.setattr(HFEngine, "update_weights", version_only)
+    result = CliRunner().invoke(
+        app, ["run", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(tmp_path / "run")]
+    )
+    assert result.exit_code == 4, (result.exception, result.output[-2000:])
+    assert "error: weight check failed after the sync to version 1: the hf engine's replica 0" in (
+        " ".join(result.output.split())
+    )
+    assert "Traceback" not in result.output
