@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from reinforge.buffer.sft_dataset_config import TrainerInput
-from reinforge.buffer.taskset_config import TasksetConfig
+from reinforge.buffer.taskset_config import TasksetConfig, refuse_eval_selectors
 from reinforge.core.strict_model import StrictModel
 
 
 class ExplorerInput(StrictModel):
     taskset: TasksetConfig | None = None
     eval_tasksets: list[TasksetConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _no_eval_selector(self) -> ExplorerInput:
+        refuse_eval_selectors(self.eval_tasksets)
+        return self
 
 
 class StorageConfig(StrictModel):

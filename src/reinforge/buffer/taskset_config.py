@@ -100,11 +100,32 @@ class TasksetConfig(StrictModel):
         None,
         # Trinity-RFT 0.3.2 to 0.5.1 named this section task_selector
         validation_alias=AliasChoices("data_selector", "task_selector"),
-        description="the order tasks are read in (training taskset only); unset: in order",
+        description="the order tasks are read in (training taskset only: refused on an eval "
+        "taskset); unset: in order",
     )
 
     @model_validator(mode="after")
     def _one_source(self) -> TasksetConfig:
         if (self.path is None) == (self.reasoning_gym is None):
             raise ValueError("set exactly one of 'path' or 'reasoning_gym'")
+        if self.is_eval and self.data_selector is not None:
+            raise ValueError(_EVAL_SELECTOR.format(where="data_selector"))
         return self
+
+
+_EVAL_SELECTOR = (
+    "{where}: an eval taskset takes no data_selector (every task is evaluated each time, "
+    "in order; a selector would be silently ignored); remove it, or set it on "
+    "buffer.explorer_input.taskset"
+)
+
+
+def refuse_eval_selectors(tasksets: list[TasksetConfig]) -> list[TasksetConfig]:
+    """``tasksets`` (the eval tasksets) unchanged, or a ValueError naming the first that
+    sets ``data_selector``: the evaluation reads every task, so a selector there would
+    be ignored, and a config that says otherwise should not run."""
+    for index, taskset in enumerate(tasksets):
+        if taskset.data_selector is not None:
+            where = f"eval_tasksets[{index}] ({taskset.name!r}).data_selector"
+            raise ValueError(_EVAL_SELECTOR.format(where=where))
+    return tasksets
