@@ -52,3 +52,9 @@ def paired() -> ModuleType:
 def cpu_kind() -> ModuleType:
     """bench/cpu_kind.py"""
     return _load("cpu_kind")
+
+
+@pytest.fixture(scope="module")
+def step_profile() -> ModuleType:
+    """bench/step_profile.py"""
+    return _load("step_profile")
