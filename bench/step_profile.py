@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import gc
 import json
 import os
 import statistics
@@ -238,6 +239,8 @@ def train_step(model_path: Path, changes: dict, batch: list, pad: int) -> dict[s
     metrics = trainer.train_step(copy.deepcopy(batch)).metrics
     seconds = dict(clock.seconds)
     seconds["step"] = time.perf_counter() - start
+    del trainer, clock
+    gc.collect()  # the timing wrappers hold the trainer in a cycle: free it before the next
     return {"seconds": seconds, "metrics": metrics}
 
 
