@@ -13,6 +13,7 @@ use, in a worker with a timeout).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from typing import Any
@@ -121,44 +122,25 @@ def extract_math_answer(text: Any) -> str | None:
 
 # -- normalising ------------------------------------------------------------------
 
-#: unit words dropped from an answer (whole words only), after MathQA-style answers
-UNITS = (
-    "degrees", "degree", "cm", "centimeters", "centimeter", "meters", "meter", "mm", "km",
-    "kilometers", "inches", "inch", "feet", "foot", "ft", "yards", "yard", "miles", "mile",
-    "units", "unit", "square", "sq", "cubic", "hours", "hour", "minutes", "minute",
-    "seconds", "second", "days", "day", "weeks", "week", "months", "month", "years", "year",
-    "dollars", "dollar", "cents", "cent", "pounds", "pound", "grams", "gram", "kg",
-    "liters", "liter", "mph", "percent", "people", "students", "points", "times", "ways",
+#: Trinity-RFT's ``unit_texts`` (0.3.0's ``trinity.utils.math_eval_utils``, 0.6.0's
+#: ``trinity.common.rewards.qwen25_eval``; the same list): words dropped from an answer,
+#: each a regex between non-word characters (so ``.`` matches any character), in this
+#: order, then each again with an ``s`` where it has none
+_UNIT_BASE = (
+    "east", "degree", "mph", "kmph", "ft", "m sqaure", " m east", "sq m", "deg", "mile", "q .",
+    "monkey", "prime", "ratio", "profit of rs", "rd", "o", "gm", "p . m", "lb", "tile", "per",
+    "dm", "lt", "gain", "ab", "way", "west", "a .", "b .", "c .", "d .", "e .", "f .", "g .",
+    "h .", "t", "a", "h", "no change", "men", "soldier", "pie", "bc", "excess", "st", "inches",
+    "noon", "percent", "by", "gal", "kmh", "c", "acre", "rise", "a . m", "th", "π r 2", "sq",
+    "mark", "l", "toy", "coin", "sq . m", "gallon", "° f", "profit", "minw", "yr", "women",
+    "feet", "am", "pm", "hr", "cu cm", "square", "v â € ™", "are", "rupee", "rounds", "cubic",
+    "cc", "mtr", "s", "ohm", "number", "kmph", "day", "hour", "minute", "min", "second", "man",
+    "woman", "sec", "cube", "mt", "sq inch", "mp", "∏ cm ³", "hectare", "more", "sec", "unit",
+    "cu . m", "cm 2", "rs .", "rs", "kg", "g", "month", "km", "m", "cm", "mm", "apple",
+    "liter", "loss", "yard", "pure", "year", "increase", "decrease", "d", "less", "Surface",
+    "litre", "pi sq m", "s .", "metre", "meter", "inch",
 )  # fmt: skip
-
-_NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
+UNITS = _UNIT_BASE + tuple(u + "s" for u in _UNIT_BASE if not u.endswith("s"))
 
 
 def _fix_fracs(text: str) -> str:
@@ -229,14 +211,19 @@ def mathd_normalize_answer(answer: str | None) -> str | None:
 
 
 def strip_string(answer: Any) -> str | None:
-    """Trinity-RFT's Qwen2.5-Math normalisation: the MATH one plus matrices, ``\\text{}``
-    and unit words dropped, number words read (``five`` -> ``5``), ``x=`` prefixes, trailing
-    ``.0`` and one pair of enclosing braces or parentheses removed. None for nothing left."""
+    """Trinity-RFT's Qwen2.5-Math normalisation, step for step as its ``strip_string``
+    (the same in 0.3.0's ``trinity.utils.math_eval_utils`` and 0.6.0's
+    ``trinity.common.rewards.qwen25_eval``), so that answers score as upstream scores them:
+    the MATH rules plus matrices, ``\\text{}`` and :data:`UNITS` dropped, number words
+    read (word2number), ``x=`` prefixes, trailing ``.0`` and one pair of enclosing braces
+    or parentheses removed. Upstream's quirks are kept: a bare ``%`` goes before ``\\%``,
+    so ``10\\%`` leaves ``10\\``; ``inf`` inside ``\\infty`` is replaced again. None
+    for nothing left."""
     if answer is None:
         return None
     text = str(answer).strip().replace("\n", "").rstrip(".")
     text = text.replace("\\!", "").replace("\\$", "").replace("$", "")
-    text = text.replace("\\%", "").replace("%", "")
+    text = text.replace("%", "").replace("\\%", "")
     text = re.sub(r"\\begin\{array\}\{.*?\}", r"\\begin{pmatrix}", text)
     text = re.sub(r"\\end\{array\}", r"\\end{pmatrix}", text).replace("bmatrix", "pmatrix")
     text = text.replace("tfrac", "frac").replace("dfrac", "frac")
@@ -249,24 +236,55 @@ def strip_string(answer: Any) -> str | None:
     for _ in range(2):
         for unit in UNITS:
             stripped = re.sub(r"(^|\W)" + unit + r"($|\W)", r"\1\2", text)
-            if stripped:
+            if stripped != "":
                 text = stripped
-    if text.strip().lower() in _NUMBER_WORDS:
-        text = str(_NUMBER_WORDS[text.strip().lower()])
+    with contextlib.suppress(ValueError):  # no number word in it
+        text = str(_word_to_num(text))
     text = re.sub(r"^[a-zA-Z]\s*=\s*", "", text)
-    text = text.replace("infinity", "\\infty")
-    if "\\infty" not in text:
-        text = text.replace("inf", "\\infty")
+    text = text.replace("infinity", "\\infty").replace("inf", "\\infty")
     text = re.sub(r"(\d+)\.0+([^\d]|$)", r"\1\2", text)
     text = text.replace(" .", " 0.").replace("{.", "{0.")
     if text.startswith("."):
         text = "0" + text
-    text = _fix_a_slash_b(_fix_fracs(_fix_sqrt(text.replace(" ", ""))))
+    text = text.replace(" ", "")
+    if "\\sqrt" in text:
+        text = re.sub(r"\\sqrt\s*(\w+)", r"\\sqrt{\1}", text)
+    text = _int_slash_int(_fix_fracs(text))
     if (text.startswith("{") and text.endswith("}")) or (
         text.startswith("(") and text.endswith(")")
     ):
         text = text[1:-1]
-    return text.strip() or None
+    if not text:
+        return None
+    return text.strip()
+
+
+def _word_to_num(text: str) -> int | float:
+    """word2number's reading of ``text`` (``"five"`` -> 5; ValueError when it has no
+    number word), as upstream's ``strip_string`` reads it. word2number is the
+    ``reinforge[trinity]`` extra, as it is a dependency of Trinity-RFT itself."""
+    try:
+        from word2number import w2n
+    except ImportError as exc:
+        raise ImportError(
+            "strip_string (Trinity-RFT's math normalisation) reads number words with "
+            "word2number: pip install 'reinforge[trinity]'"
+        ) from exc
+    return w2n.word_to_num(text)
+
+
+def _int_slash_int(text: str) -> str:
+    """Upstream's ``fix_a_slash_b``: ``a/b`` -> ``\\frac{a}{b}`` where each side is an
+    integer written as Python writes it back (``3/4``, ``-3/4``, not ``03/4``) or holds
+    ``sqrt``."""
+    parts = text.split("/")
+    if len(parts) != 2:
+        return text
+    try:
+        a, b = (p if "sqrt" in p else int(p) for p in parts)
+    except ValueError:
+        return text
+    return f"\\frac{{{a}}}{{{b}}}" if text == f"{a}/{b}" else text
 
 
 def remove_right_units(text: str) -> str:
