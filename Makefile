@@ -93,12 +93,12 @@ test-alfworld: $(DEV_STAMP)
 	$(BIN)/pytest -q tests/envs/alfworld tests/examples/test_alfworld_examples.py tests/trinity/test_conformance_alfworld.py
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples tools
+	$(BIN)/ruff format --check src tests bench examples tools
 
 format: $(DEV_STAMP)
-	$(BIN)/ruff check --fix src tests bench examples
-	$(BIN)/ruff format src tests bench examples
+	$(BIN)/ruff check --fix src tests bench examples tools
+	$(BIN)/ruff format src tests bench examples tools
 
 bench: $(STAMP)
 	$(BIN)/python bench/explorer_overhead.py

@@ -43,7 +43,9 @@ def test_sleeping_call_times_out_and_worker_recovers() -> None:
     outcome = call_with_timeout("time:sleep", (60,), timeout=1.0)
     elapsed = time.monotonic() - start
     assert outcome.timed_out and outcome.value_or("fallback") == "fallback"
-    assert elapsed < 30  # stopped, not waited out (the call sleeps 60 s); loose for a loaded machine
+    assert (
+        elapsed < 30
+    )  # stopped, not waited out (the call sleeps 60 s); loose for a loaded machine
     after = call_with_timeout("operator:mul", (6, 7), timeout=5)
     assert after.ok and after.value == 42
     assert set(worker_pids()) != set(pids_before) or len(pids_before) > 1
