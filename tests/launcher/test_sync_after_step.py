@@ -52,7 +52,13 @@ class _Explorer:
 
 def _session(steps: int) -> Any:
     cfg = SimpleNamespace(
-        synchronizer=SimpleNamespace(sync_interval=1, sync_offset=0, overlap=False),
+        synchronizer=SimpleNamespace(
+            sync_interval=1,
+            sync_offset=0,
+            overlap=False,
+            verify_weights=True,
+            verify_tolerance=None,
+        ),
         explorer=SimpleNamespace(eval_on_start=False, eval_interval=0),
         checkpoint=SimpleNamespace(save_interval=0),
         buffer=SimpleNamespace(
@@ -77,7 +83,8 @@ def test_weights_are_synced_after_trained_steps_only(
     trainer = _Trainer(skipped)
     synced: list[int] = []
 
-    def sync(trainer: _Trainer, engine: Any) -> None:
+    def sync(trainer: _Trainer, engine: Any, check: Any = None) -> None:
+        assert check is not None and check.enabled  # the run's weight check goes along
         synced.append(trainer.calls)
         engine.model_version = trainer.model_version
 
