@@ -86,7 +86,7 @@ test-extended: wings
 
 ## test-fast: skip the tests that use the real 135M model
 test-fast: $(DEV_STAMP)
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 ## test-alfworld: only the ALFWorld tests (make test runs them too; the engine comes with the dev install)
 test-alfworld: $(DEV_STAMP)
