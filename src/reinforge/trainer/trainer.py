@@ -11,12 +11,15 @@ with a linear warm-up. π_old of the importance ratio is the trainer's own first
 log-prob for experiences sampled by the current weights (no extra forward pass), the
 engine's reported log-prob for older ones (``old_logprobs.py``); a reference model is
 loaded only when the algorithm has a KL term.
+
+The planner's helpers (advantages, micro-batching, demonstrations) live in
+``step_planner.py``, the learner's passes and loss in ``learner_passes.py``, and the
+optimiser's construction in ``optimizer.py``; ``Trainer`` holds the state and the order.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import math
 import time
@@ -24,28 +27,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from reinforge.algorithms import (
-    ADVANTAGE_FNS,
-    POLICY_LOSS_FNS,
     AlgorithmSpec,
     TrainBatch,
     collate,
-    entropy_bonus,
-    kl_loss_term,
     resolve_algorithm,
-    truncated_is_weights,
 )
-from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES, sft_loss
-from reinforge.algorithms.spec import NO_ADVANTAGE
-from reinforge.algorithms.step_prefixes import TOKEN_LEVEL_LOSSES, merge_step_prefixes
+from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES
+from reinforge.algorithms.step_prefixes import merge_step_prefixes
 from reinforge.core import Experience
 from reinforge.core.metric_names import (
-    LOSS,
-    MAX_OVER_MICRO_BATCHES,
-    MIN_OVER_MICRO_BATCHES,
     SFT_AUX_EXPERIENCES,
     SFT_AUX_LOSS,
     TRAIN_EXPERIENCES,
@@ -61,22 +54,17 @@ from reinforge.core.metric_names import (
     train_metric,
 )
 from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
+from reinforge.trainer import learner_passes, step_planner
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
-from reinforge.trainer.micro_batches import order_rows, split_micro_batches
-from reinforge.trainer.old_logprobs import (
-    compared_tokens,
-    old_logprobs,
-    sampler_logprobs,
-    sampler_mismatch,
-    trainer_rows,
-)
+from reinforge.trainer.micro_batches import order_rows
+from reinforge.trainer.old_logprobs import trainer_rows
+from reinforge.trainer.optimizer import build_optimizer, grad_scaler
 from reinforge.trainer.parallel import plan as rank_plan
 from reinforge.trainer.parallel.rank_metrics import (
     gather_micro_batch_values,
     rank_times,
-    sum_over_ranks,
 )
 from reinforge.trainer.parallel.strategy import (
     SINGLE,
@@ -149,15 +137,8 @@ class Trainer:
             apply_init_weights(self, init_weights)
         #: the policy as every forward pass calls it (DDP / FSDP2 wrapped on several ranks)
         self.forward_module = wrap(self.model, rank, torch.device(self.device))
-        params = trainable_parameters(self.model)
-        self.optimizer = torch.optim.AdamW(
-            params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay
-        )
-        warmup = cfg.warmup_steps
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
-        )
-        self.scaler = _grad_scaler(self.mixed_precision, self.device, rank)
+        self.optimizer, self.scheduler = build_optimizer(self.model, cfg)
+        self.scaler = grad_scaler(self.mixed_precision, self.device, rank)
         self.global_step = 0
         self.model_version = 0
 
@@ -264,11 +245,13 @@ class Trainer:
         reference's log-probs, and where π_old comes from; ``demonstrations`` are
         collated for the auxiliary SFT term."""
         spec = self.spec
-        advantage_metrics = {train_metric(k): v for k, v in self._advantages(exps).items()}
-        if self._merges_step_prefixes:
+        advantage_metrics = {
+            train_metric(k): v for k, v in step_planner.advantages(self, exps).items()
+        }
+        if step_planner.merges_step_prefixes(self.cfg, spec):
             exps = order_rows(merge_step_prefixes(exps), by_prompt=self.cfg.share_prompts)
-        every = list(self._micro_batches(exps))
-        plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
+        every = list(step_planner.micro_batches(self.cfg, exps))
+        plan = rank_plan.assign([step_planner.tokens(mb) for mb in every], self.rank.world_size)
         mine = plan[self.rank.rank]
         micro_batches = [every[i] for i in mine]
         batches = [self._collate(mb) for mb in micro_batches]  # every epoch's
@@ -281,7 +264,7 @@ class Trainer:
         needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
         own = torch.tensor(trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed))
         own_rows = list(own.split([len(mb) for mb in every]))
-        demos = self._demonstration_batches(demonstrations)
+        demos = step_planner.demonstration_batches(self, demonstrations)
         return PreparedStep(
             experiences=exps,
             micro_batches=micro_batches,
@@ -308,51 +291,6 @@ class Trainer:
         )
         return self._collate([exp])
 
-    def _demonstration_batches(self, demos: Sequence[Experience] | None) -> dict[str, Any]:
-        """``PreparedStep``'s demonstration fields: this rank's micro-batches, the passes
-        every rank runs for them, and the whole step's demonstration tokens and count."""
-        if not demos:
-            return {}
-        aux = self.cfg.sft_aux
-        if aux is None:
-            raise ValueError("demonstrations were given, but trainer.sft_aux is not set")
-        if aux.weight == 0:
-            return {}  # exactly plain RL: not even a forward pass
-        usable = sorted(
-            (e for e in demos if e.response_length > 0 and bool(e.action_mask.any())),
-            key=lambda e: len(e.tokens),
-        )
-        every = list(self._micro_batches(usable))
-        plan = rank_plan.assign([_tokens(mb) for mb in every], self.rank.world_size)
-        total = float(sum(int(e.action_mask.sum()) for e in usable))
-        return {
-            "demo_batches": [self._collate(every[i]) for i in plan[self.rank.rank]],
-            "demo_slots": rank_plan.slot_count(plan),
-            "demo_tokens": total,
-            "demo_count": len(usable),
-        }
-
-    def _advantages(self, exps: list[Experience]) -> dict[str, float]:
-        spec = self.spec
-        if spec.advantage_fn == NO_ADVANTAGE or all(e.advantages is not None for e in exps):
-            return {}
-        if spec.batch_advantages is not None:
-            return {}  # computed per micro-batch from pi_old (_micro_batch_pass)
-        args = dict(spec.advantage_args)
-        if spec.kl_in_reward:
-            # every rank scores every experience (the same forwards on each rank)
-            ref = []
-            for mb in self._micro_batches(exps):
-                logp = self._ref_logprobs(self._collate(mb)).cpu()
-                for row, exp in enumerate(mb):
-                    start = exp.prompt_length - 1
-                    ref.append(logp[row, start : start + exp.response_length].clone())
-            args.update(ref_logprobs=ref, kl_penalty=spec.kl_penalty, kl_coef=spec.kl_coef)
-        return ADVANTAGE_FNS.get(spec.advantage_fn)(exps, **args)
-
-    def _micro_batches(self, exps: list[Experience]) -> Iterator[list[Experience]]:
-        return split_micro_batches(exps, self.cfg.micro_batch_size, self.cfg.micro_batch_tokens)
-
     # ---- update ----------------------------------------------------------------------
 
     def update(
@@ -376,17 +314,21 @@ class Trainer:
             for index in range(step.slots):
                 with grad_sync(self.forward_module, self.rank, index == last):
                     if index < len(step.batches):
-                        for key, value in self._micro_batch_pass(step, index, olds).items():
+                        for key, value in learner_passes.micro_batch_pass(
+                            self, step, index, olds
+                        ).items():
                             collected.setdefault(key, []).append(float(value))
                     else:
-                        self._empty_pass()
+                        learner_passes.empty_pass(self)
                 done += 1
                 self._housekeeping()
                 if on_micro_batch is not None:
                     on_micro_batch(done, passes)
             if step.demo_slots:
                 collected.setdefault(SFT_AUX_LOSS, []).append(
-                    self._demonstration_passes(step, first_slot=step.slots, last=last)
+                    learner_passes.demonstration_passes(
+                        self, step, first_slot=step.slots, last=last
+                    )
                 )
             grad_norm = self._optimizer_step()
             if not math.isfinite(grad_norm):
@@ -395,7 +337,9 @@ class Trainer:
         if self.rank.distributed:
             collected = gather_micro_batch_values(collected)
             metrics.update(rank_times(time.monotonic() - start))
-        metrics.update({train_metric(k): _over_micro_batches(k, v) for k, v in collected.items()})
+        metrics.update(
+            {train_metric(k): learner_passes.over_micro_batches(k, v) for k, v in collected.items()}
+        )
         metrics[TRAIN_GRAD_NORM] = grad_norm
         if step.demo_slots:
             metrics[train_metric(SFT_AUX_EXPERIENCES)] = float(step.demo_count)
@@ -409,112 +353,6 @@ class Trainer:
         if self.scaler is not None:
             loss = self.scaler.scale(loss)
         loss.backward()
-
-    def _empty_pass(self) -> None:
-        """A forward and backward that adds zero to every gradient (see ``_empty_batch``)."""
-        with self._autocast():
-            logp, _ = self.forward_module(self._empty_batch(), only=None)
-        self._backward(logp.sum() * 0.0)
-
-    def _demonstration_passes(self, step: PreparedStep, first_slot: int, last: int) -> float:
-        """Forward and backward of the auxiliary SFT term, ``weight x`` the token-mean
-        negative log-likelihood over all demonstration tokens; returns this rank's
-        part of that mean (summed over the ranks when metrics are gathered)."""
-        weight = self.cfg.sft_aux.weight if self.cfg.sft_aux is not None else 0.0
-        mean = 0.0
-        for index in range(step.demo_slots):
-            with grad_sync(self.forward_module, self.rank, first_slot + index == last):
-                if index >= len(step.demo_batches):
-                    self._empty_pass()
-                    continue
-                batch = step.demo_batches[index]
-                share = float(batch.loss_mask.sum()) / step.demo_tokens
-                self._use_attention(self.model, batch)
-                with self._autocast():
-                    logp, _ = self.forward_module(batch, only=batch.loss_mask)
-                loss, _ = sft_loss(logp, None, None, batch.loss_mask)
-                self._backward(loss * (weight * share))
-                mean += float(loss.detach()) * share
-            self._housekeeping()
-        return sum_over_ranks(mean) if self.rank.distributed else mean
-
-    def _micro_batch_pass(
-        self, step: PreparedStep, index: int, olds: list[torch.Tensor]
-    ) -> dict[str, float]:
-        """Forward, loss and backward of micro-batch ``index``, weighted by its share of
-        the step's loss; returns its metrics. The first pass over a micro-batch fixes its
-        π_old (appended to ``olds``) and measures the sampler's mismatch; with a
-        ``sampler_correction`` each pass weights the tokens by min(π_old/π_sampler, cap)."""
-        spec = self.spec
-        mb, batch = step.micro_batches[index], step.batches[index]
-        mask = batch.loss_mask
-        if spec.loss_agg_mode != "token-mean":
-            weight = len(mb) / len(step.experiences)
-        else:
-            weight = float(mask.sum()) / step.total_tokens
-        need_logits = spec.entropy_coef > 0
-        self._use_attention(self.model, batch)
-        with self._autocast():
-            logp, logits = self.forward_module(batch, with_logits=need_logits, only=batch.loss_mask)
-        metrics: dict[str, float] = {}
-        own = step.own_rows[index]
-        sampler = sampler_logprobs(mb, batch)
-        compared = compared_tokens(mask, own, mb, sampler)
-        if index == len(olds):  # the first pass over this micro-batch
-            olds.append(old_logprobs(logp, sampler, own))
-            metrics.update(sampler_mismatch(logp, sampler, compared))
-        token_weights = None
-        if spec.sampler_correction is not None and sampler is not None:
-            cap = spec.sampler_correction.cap
-            token_weights, tis_metrics = truncated_is_weights(olds[index], sampler, compared, cap)
-            metrics.update(tis_metrics)
-        if spec.batch_advantages is not None:  # on-policy distillation: from pi_old
-            advantages, adv_metrics = spec.batch_advantages(
-                batch, olds[index], **spec.advantage_args
-            )
-            batch = dataclasses.replace(batch, advantages=advantages)
-            metrics.update(adv_metrics)
-        ref = step.ref_logprobs[index] if spec.kl_in_loss else None
-        loss, loss_metrics = self._loss(logp, olds[index], logits, ref, batch, token_weights)
-        self._backward(loss * weight)
-        loss_metrics[LOSS] = float(loss.detach())
-        return {**metrics, **loss_metrics}
-
-    def _loss(
-        self,
-        logp: torch.Tensor,
-        old: torch.Tensor,
-        logits: torch.Tensor | None,
-        ref_logp: torch.Tensor | None,
-        batch: TrainBatch,
-        token_weights: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, float]]:
-        """The algorithm's loss of one micro-batch: the policy loss (its token terms
-        scaled by ``token_weights`` when given), plus the KL loss against ``ref_logp``
-        and the entropy bonus when the algorithm has them."""
-        spec = self.spec
-        mask = batch.loss_mask
-        weighting = {} if token_weights is None else {"token_weights": token_weights}
-        loss, metrics = POLICY_LOSS_FNS.get(spec.policy_loss_fn)(
-            logp,
-            old,
-            batch.advantages,
-            mask,
-            loss_agg_mode=spec.loss_agg_mode,
-            **spec.policy_loss_args,
-            **weighting,
-        )
-        if ref_logp is not None:
-            kl, kl_metrics = kl_loss_term(
-                logp, ref_logp, mask, spec.kl_loss, spec.kl_loss_coef, spec.loss_agg_mode
-            )
-            loss = loss + kl
-            metrics.update(kl_metrics)
-        if logits is not None:
-            ent, ent_metrics = entropy_bonus(logits, mask, spec.entropy_coef, spec.loss_agg_mode)
-            loss = loss + ent
-            metrics.update(ent_metrics)
-        return loss, metrics
 
     def _optimizer_step(self) -> float:
         """Clip the gradients and step the optimiser; returns the gradient norm. A
@@ -543,18 +381,6 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self._housekeeping()
         return grad_norm
-
-    @property
-    def _merges_step_prefixes(self) -> bool:
-        """Whether step-wise runs train as one row each (``merge_step_prefixes``): only
-        where that leaves the loss as it is, a token-mean of token-level terms."""
-        spec = self.spec
-        return (
-            self.cfg.merge_step_prefixes
-            and spec.loss_agg_mode == "token-mean"
-            and spec.policy_loss_fn in TOKEN_LEVEL_LOSSES
-            and spec.batch_advantages is None
-        )
 
     @property
     def is_lora(self) -> bool:
@@ -593,27 +419,3 @@ class Trainer:
 
     def close(self) -> None:
         """Nothing to release in process (the handle of several ranks stops them)."""
-
-
-def _over_micro_batches(name: str, values: list[float]) -> float:
-    """A micro-batch metric over the step: the max or min for extremes, else the mean."""
-    if name in MAX_OVER_MICRO_BATCHES:
-        return max(values)
-    if name in MIN_OVER_MICRO_BATCHES:
-        return min(values)
-    return float(np.mean(values))
-
-
-def _tokens(micro_batch: Sequence[Experience]) -> int:
-    return sum(len(e.tokens) for e in micro_batch)
-
-
-def _grad_scaler(precision: str, device: str, rank: RankContext) -> Any:
-    """fp16's loss scaler (its gradients underflow without one); None otherwise."""
-    if precision != "fp16":
-        return None
-    if rank.strategy == "fsdp2":
-        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
-
-        return ShardedGradScaler(torch.device(device).type)
-    return torch.amp.GradScaler(torch.device(device).type)

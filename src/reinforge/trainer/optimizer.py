@@ -1,0 +1,40 @@
+"""The trainer's optimiser, learning-rate schedule and fp16 gradient scaler.
+
+Split out of ``trainer.py`` (house rules): how they are built is configuration, not
+the step; the step only calls them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from reinforge.trainer.parallel.strategy import RankContext
+from reinforge.trainer.policy_model import trainable_parameters
+from reinforge.trainer.trainer_config import TrainerConfig
+
+
+def build_optimizer(
+    model: torch.nn.Module, cfg: TrainerConfig
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW over the trainable parameters and its linear warm-up to ``cfg.lr``."""
+    optimizer = torch.optim.AdamW(
+        trainable_parameters(model), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay
+    )
+    warmup = cfg.warmup_steps
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
+    )
+    return optimizer, scheduler
+
+
+def grad_scaler(precision: str, device: str, rank: RankContext) -> Any:
+    """fp16's loss scaler (its gradients underflow without one); None otherwise."""
+    if precision != "fp16":
+        return None
+    if rank.strategy == "fsdp2":
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler(torch.device(device).type)
+    return torch.amp.GradScaler(torch.device(device).type)
