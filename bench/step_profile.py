@@ -389,6 +389,8 @@ def main() -> None:
         for name, changes in chosen.items():
             runs[name].append(train_step(model_path, changes, exps, pad))
             loads.append(os.getloadavg()[0])
+            took = runs[name][-1]["seconds"]["step"]
+            print(f"  [{name}: {took:.2f} s, load {loads[-1]:.1f}]", file=sys.stderr, flush=True)
     flops = {name: step_flops(model_path, changes, exps, pad) for name, changes in chosen.items()}
     tokens = sum(len(e.tokens) for e in exps)
     print(
