@@ -2,7 +2,7 @@
 the scores are compared task by task.
 
     .venv/bin/python bench/paired_eval.py --env frozen_lake --maps 512 --skip 1088 \
-        --games 2 warm=/tmp/al/runs/seed1/sft gigpo=/tmp/al/runs/seed1/gigpo [--out DIR]
+        --games 2 warm=runs/al/seed1/sft gigpo=runs/al/seed1/gigpo [--out DIR]
 
 Each ``NAME=WEIGHTS`` (a run folder, whose newest checkpoint is used, or a checkpoint
 folder; the first one is the reference) is evaluated with ``reinforge eval`` on the
@@ -106,7 +106,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip", type=int, default=0, help="new maps to pass over first")
     parser.add_argument("--games", type=int, default=1, help="games (runs) per task")
     parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--out", type=Path, default=None, help="default: a new /tmp folder")
+    parser.add_argument("--out", type=Path, default=None, help="default: a new temporary folder")
     parser.add_argument("--threads", type=int, default=None, help="torch threads per eval")
     parser.add_argument("--in-process", action="store_true", help="no subprocesses (tests)")
     parser.add_argument("--set", action="append", default=[], dest="extra",
