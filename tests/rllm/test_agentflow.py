@@ -3,9 +3,10 @@
 Flows are written the rLLM way (``@rllm.rollout``, ``AsyncOpenAI(base_url=config.base_url,
 api_key="EMPTY")``, ``Episode`` / ``Trajectory`` / ``Step`` from ``reinforge.rllm.types``)
 and run as reinforge workflows on the mock engine, through the recording gateway over
-loopback HTTP. The checks: the episode a flow produces, the experiences it becomes
-(token ids equal to what the model itself encodes and samples for the same messages,
-response masks, rewards per trajectory), and the errors for what breaks the contract.
+loopback HTTP. The checks here: the decorators, the episode a flow produces and the
+experiences it becomes (token ids equal to what the model itself encodes and samples for
+the same messages, response masks, rewards per trajectory). Errors and call recording:
+``test_agentflow_failures_and_calls.py``; the flows: ``agentflow_cookbook_flows.py``.
 """
 
 from __future__ import annotations
@@ -15,15 +16,29 @@ import re
 from typing import Any
 
 import pytest
+from agentflow_cookbook_flows import (
+    N_SOLUTIONS,
+    ROW,
+    MathAgentFlow,
+    boxed_evaluator,
+    direct_chat,
+    gateway_only_flow,
+    make_task,
+    math_flow,
+    model,
+    run,
+    solver_judge_evaluator,
+    solver_judge_flow,
+    solver_judge_replies,
+    sync_docs_flow,
+)
 from openai import AsyncOpenAI, OpenAI
 
 import reinforge.rllm as rllm
-from reinforge.core import FormatConfig, GenerationConfig
-from reinforge.core import Task as ReinforgeTask
-from reinforge.models import MockEngine, ModelWrapper
+from reinforge.core import GenerationConfig
 from reinforge.rllm.agentflow_runner import AgentFlowWorkflow, agentflow_workflow
 from reinforge.rllm.eval.rollout_decorator import AgentFlowFn, EvaluatorFn
-from reinforge.rllm.eval.types import EvalOutput, EvalOutputError, Signal
+from reinforge.rllm.eval.types import EvalOutputError
 from reinforge.rllm.types import (
     AgentConfig,
     AgentFlow,
@@ -36,183 +51,6 @@ from reinforge.rllm.types import (
     run_agent_flow,
 )
 from reinforge.workflows import WORKFLOWS
-
-ROW = {"question": "What is 6 * 7?", "answer": "42"}
-
-
-# ---- flows written as rLLM's cookbooks write them ---------------------------------------
-
-
-@rllm.rollout(name="math")
-async def math_flow(task: Task, config: AgentConfig) -> Episode:
-    """cookbooks/math: one call, the reply stored on the step and as the answer."""
-    client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-    messages = [
-        {"role": "system", "content": "Put the final answer in \\boxed{}."},
-        {"role": "user", "content": task.instruction},
-    ]
-    response = await client.chat.completions.create(model=config.model, messages=messages)
-    content = response.choices[0].message.content or ""
-    messages.append({"role": "assistant", "content": content})
-    step = Step(chat_completions=messages, model_response=content, action=content)
-    return Episode(
-        trajectories=[Trajectory(name="math", steps=[step])], artifacts={"answer": content}
-    )
-
-
-@rllm.evaluator
-def boxed_evaluator(task: dict, episode: Episode) -> EvalOutput:
-    found = re.findall(r"\\boxed\{([^}]*)\}", str(episode.artifacts.get("answer", "")))
-    correct = bool(found) and found[-1].strip() == str(task["answer"])
-    return EvalOutput(
-        reward=1.0 if correct else 0.0,
-        is_correct=correct,
-        signals=[Signal(name="boxed", value=float(bool(found)))],
-        metadata={"n_boxed": len(found), "note": "text is not a metric"},
-    )
-
-
-N_SOLUTIONS = 2
-
-
-@rllm.rollout(name="solver-judge")
-async def solver_judge_flow(task: Task, config: AgentConfig) -> Episode:
-    """cookbooks/solver_judge_flow: N solvers in parallel, then a judge picks one."""
-    client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-
-    async def solve(i: int) -> Trajectory:
-        messages = [{"role": "user", "content": f"Solver {i}: {task.instruction}"}]
-        response = await client.chat.completions.create(model=config.model, messages=messages)
-        content = response.choices[0].message.content or ""
-        step = Step(
-            chat_completions=[*messages, {"role": "assistant", "content": content}],
-            model_response=content,
-            action=content,
-        )
-        return Trajectory(name="solver", steps=[step])
-
-    solvers = await asyncio.gather(*(solve(i) for i in range(N_SOLUTIONS)))
-    listing = "\n".join(f"{i + 1}. {t.steps[0].action}" for i, t in enumerate(solvers))
-    messages = [{"role": "user", "content": f"Judge: pick the right one.\n{listing}"}]
-    response = await client.chat.completions.create(model=config.model, messages=messages)
-    content = response.choices[0].message.content or ""
-    picked = re.search(r"<answer>(\d+)</answer>", content)
-    selected = solvers[int(picked.group(1)) - 1].steps[0].action if picked else ""
-    judge = Trajectory(
-        name="judge",
-        steps=[Step(chat_completions=messages, model_response=content, action=selected)],
-    )
-    return Episode(trajectories=[*solvers, judge], artifacts={"answer": selected})
-
-
-@rllm.evaluator
-def solver_judge_evaluator(task: dict, episode: Episode) -> EvalOutput:
-    """Scores solvers and judge apart, as cookbooks/solver_judge_flow's evaluator does."""
-    judge_reward = 0.0
-    for traj in episode.trajectories:
-        answer = str(traj.steps[-1].action if traj.steps else "")
-        traj.reward = 1.0 if f"\\boxed{{{task['answer']}}}" in answer else 0.0
-        if traj.name == "judge":
-            judge_reward = traj.reward
-    return EvalOutput(reward=judge_reward, is_correct=judge_reward > 0)
-
-
-def solver_judge_replies(prompt: str, index: int) -> str:
-    if "Judge:" in prompt:
-        return "Solution 2 is right. <answer>2</answer>"
-    if "Solver 0:" in prompt:
-        return "I think it is \\boxed{41}."
-    return "It is \\boxed{42}."
-
-
-@rllm.rollout
-async def gateway_only_flow(task: Task, config: AgentConfig) -> None:
-    """rLLM's 'return None' form: the gateway's record of the calls is the trajectory."""
-    client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-    messages = [{"role": "user", "content": task.instruction}]
-    first = await client.chat.completions.create(model=config.model, messages=messages)
-    messages += [
-        {"role": "assistant", "content": first.choices[0].message.content or ""},
-        {"role": "user", "content": "Check it: what is 6 * 7?"},
-    ]
-    await client.chat.completions.create(model=config.model, messages=messages)
-    return None
-
-
-def sync_docs_flow(task: Task, config: AgentConfig) -> Episode:
-    """The AgentFlow of rLLM's docs: a sync client, the answer kept as ``Step.output``."""
-    client = OpenAI(base_url=config.base_url, api_key="unused")
-    response = client.chat.completions.create(
-        model=config.model, messages=[{"role": "user", "content": task.instruction}]
-    )
-    answer = response.choices[0].message.content
-    step = Step(input=task.instruction, output=answer)
-    return Episode(trajectories=[Trajectory(steps=[step], output=answer)])
-
-
-class MathAgentFlow:
-    """A class-based AgentFlow with ``run`` only (the protocol's sync form)."""
-
-    def run(self, task: Task, config: AgentConfig) -> Episode:
-        return sync_docs_flow(task, config)
-
-
-# ---- helpers ----------------------------------------------------------------------------
-
-
-class RecordingEngine(MockEngine):
-    """The mock engine, keeping the sampling parameters of every request."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.params: list[Any] = []
-
-    def submit(self, prompt_ids: list[int], params: Any) -> Any:
-        self.params.append(params)
-        return super().submit(prompt_ids, params)
-
-
-def model(replies: Any = None, **kwargs: Any) -> ModelWrapper:
-    engine = RecordingEngine(replies=replies, policy=None if replies else "arithmetic", **kwargs)
-    return ModelWrapper(engine)
-
-
-def make_task(
-    workflow: Any,
-    *,
-    row: dict | None = None,
-    repeat_times: int = 2,
-    is_eval: bool = False,
-    reward_fn: Any = None,
-    rollout_args: GenerationConfig | None = None,
-    **workflow_args: Any,
-) -> ReinforgeTask:
-    if not isinstance(workflow, type):
-        workflow = agentflow_workflow(workflow)
-    return ReinforgeTask(
-        workflow=workflow,
-        raw_task=dict(row or ROW),
-        format_args=FormatConfig(prompt_key="question", response_key="answer"),
-        rollout_args=rollout_args or GenerationConfig(),
-        workflow_args=workflow_args,
-        repeat_times=repeat_times,
-        reward_fn=reward_fn,
-        is_eval=is_eval,
-        task_id="t0",
-    )
-
-
-def run(task: ReinforgeTask, wrapper: ModelWrapper) -> tuple[Any, list[Any]]:
-    workflow = task.to_workflow(wrapper)
-    experiences = asyncio.run(workflow.run_async())
-    return workflow, experiences
-
-
-def direct_chat(wrapper: ModelWrapper, messages: list[dict[str, Any]]) -> Any:
-    """What the model itself encodes and samples for ``messages`` (one reply)."""
-    (exp,) = wrapper.chat(messages)
-    return exp
-
 
 # ---- @rllm.rollout and @rllm.evaluator ---------------------------------------------------
 
@@ -473,185 +311,3 @@ def test_config_carries_the_session_and_extra_workflow_args() -> None:
     client = OpenAI(base_url=seen[0].base_url, api_key="EMPTY", max_retries=0)
     with pytest.raises(Exception, match=r"401|names no running task"):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-
-
-def test_a_flow_that_raises_ends_masked_as_an_error() -> None:
-    @rllm.rollout
-    async def crashing_flow(task, config):
-        client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-        await client.chat.completions.create(
-            model=config.model, messages=[{"role": "user", "content": "x"}]
-        )
-        raise RuntimeError("the tool broke")
-
-    workflow, exps = run(make_task(crashing_flow, evaluator=boxed_evaluator), model())
-    assert [e.termination_reason.value for e in workflow.episodes] == ["error", "error"]
-    assert "the tool broke" in workflow.episodes[0].info["error"]["error_message"]
-    assert len(exps) == 2 and all(e.mask_reason.startswith("error: episode t0:") for e in exps)
-    assert all(e.reward is None and e.tokens.numel() > e.prompt_length for e in exps)
-
-    # rLLM's way: an errored rollout is trained on with reward 0
-    task = make_task(
-        crashing_flow, evaluator=boxed_evaluator, conversion={"mask_termination_reasons": []}
-    )
-    workflow, exps = run(task, model())
-    assert len(exps) == 2 and all(e.mask_reason is None and e.reward == 0.0 for e in exps)
-    assert (
-        exps[0].tokens.tolist()
-        == direct_chat(model(), [{"role": "user", "content": "x"}]).tokens.tolist()
-    )
-
-
-def test_a_flow_past_its_timeout_ends_masked() -> None:
-    @rllm.rollout
-    async def slow_flow(task, config):
-        await asyncio.sleep(5)
-
-    workflow, exps = run(make_task(slow_flow, evaluator=boxed_evaluator, timeout=0.2), model())
-    assert [e.termination_reason.value for e in workflow.episodes] == ["timeout", "timeout"]
-    assert all(e.mask_reason.startswith("timeout") for e in exps)
-
-
-def test_a_flow_returning_the_wrong_thing_fails_the_task_naming_it() -> None:
-    @rllm.rollout
-    async def stringly_flow(task, config):
-        return "42"
-
-    with pytest.raises(AgentFlowReturnError, match="stringly_flow returned a str"):
-        run(make_task(stringly_flow, evaluator=boxed_evaluator), model())
-
-
-def test_an_evaluator_returning_the_wrong_thing_fails_the_task_naming_it() -> None:
-    @rllm.evaluator
-    def vague_evaluator(task, episode):
-        return {"reward": 1}
-
-    with pytest.raises(EvalOutputError, match="vague_evaluator returned a dict"):
-        run(make_task(math_flow, evaluator=vague_evaluator), model())
-
-
-def test_an_evaluator_that_raises_fails_the_task_naming_flow_and_evaluator() -> None:
-    @rllm.evaluator
-    def keyed_evaluator(task, episode):
-        return task["no_such_key"]
-
-    with pytest.raises(
-        RuntimeError,
-        match=r"math_flow: evaluator .*keyed_evaluator failed on episode t0:\d: KeyError",
-    ):
-        run(make_task(math_flow, evaluator=keyed_evaluator), model())
-
-
-def test_evaluators_get_the_row_or_the_task_as_they_ask() -> None:
-    got: dict[str, Any] = {}
-
-    @rllm.evaluator
-    def row_evaluator(task, episode):
-        got["decorated"] = task
-        return 1.0
-
-    class TaskEvaluator:
-        def evaluate(self, task: Task, episode: Episode) -> EvalOutput:
-            got["class"] = task
-            return EvalOutput(reward=1.0, is_correct=True)
-
-    def plain_evaluator(task_info, episode):
-        got["plain"] = task_info
-        return 1.0
-
-    for ev in (row_evaluator, TaskEvaluator(), plain_evaluator):
-        run(make_task(math_flow, evaluator=ev, repeat_times=1), model())
-    assert got["decorated"] == ROW and got["plain"] == ROW
-    assert isinstance(got["class"], Task)
-    assert got["class"].metadata == ROW and got["class"].instruction == ROW["question"]
-    assert got["class"].id == "t0"
-
-
-def test_configuration_errors_name_the_flow_and_the_field() -> None:
-    # (no evaluator at all is not an error: tests/rllm/test_agentflow_no_evaluator.py)
-    with pytest.raises(ValueError, match=r"workflow_args\.evaluator: 'no\.such\.evaluator'"):
-        make_task(math_flow, evaluator="no.such.evaluator").to_workflow(model())
-    with pytest.raises(ValueError, match=r"math_flow: workflow_args\.timeout must be a positive"):
-        make_task(math_flow, evaluator=boxed_evaluator, timeout="soon").to_workflow(model())
-    with pytest.raises(ValueError, match=r"math_flow: workflow_args\.conversion: unknown"):
-        make_task(math_flow, evaluator=boxed_evaluator, conversion={"rewards": "step"}).to_workflow(
-            model()
-        )
-    with pytest.raises(
-        ValueError, match=r"workflow_args\.agent_flow.*needs the flow|needs the flow"
-    ):
-        make_task(AgentFlowWorkflow, evaluator=boxed_evaluator).to_workflow(model())
-    with pytest.raises(ValueError, match=r"workflow_args\.agent_flow: module 'json' has no 'nope'"):
-        make_task(AgentFlowWorkflow, evaluator=boxed_evaluator, agent_flow="json.nope").to_workflow(
-            model()
-        )
-    with pytest.raises(ValueError, match="not both"):
-        make_task(math_flow, evaluator=boxed_evaluator, agent_flow="json.dumps").to_workflow(
-            model()
-        )
-
-    class SandboxFlow:
-        needs_env = True
-
-        def run(self, task, config, *, env):
-            return None
-
-    with pytest.raises(ValueError, match="needs a sandbox"):
-        agentflow_workflow(SandboxFlow())
-
-
-def test_steps_get_the_call_that_produced_them_whatever_their_order() -> None:
-    @rllm.rollout
-    async def backwards_flow(task, config):
-        client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-        steps = []
-        for question in ("What is 1 + 1?", "What is 2 + 5?"):
-            messages = [{"role": "user", "content": question}]
-            reply = await client.chat.completions.create(model=config.model, messages=messages)
-            content = reply.choices[0].message.content
-            steps.append(Step(chat_completions=messages, model_response=content))
-        # the later call's step first: claimed by text, not by position
-        return Episode(
-            trajectories=[
-                Trajectory(name="b", steps=[steps[1]]),
-                Trajectory(name="a", steps=[steps[0]]),
-            ]
-        )
-
-    wrapper = model()
-    _, exps = run(make_task(backwards_flow, evaluator=boxed_evaluator, repeat_times=1), wrapper)
-    assert [e.response_text for e in exps] == [
-        "The answer is \\boxed{7}.",
-        "The answer is \\boxed{2}.",
-    ]
-    later = direct_chat(wrapper, [{"role": "user", "content": "What is 2 + 5?"}])
-    assert exps[0].tokens.tolist() == later.tokens.tolist()
-
-
-def test_streamed_chats_and_text_completions_are_recorded_too() -> None:
-    @rllm.rollout
-    async def streaming_flow(task, config):
-        client = AsyncOpenAI(base_url=config.base_url, api_key="EMPTY")
-        stream = await client.chat.completions.create(
-            model=config.model,
-            messages=[{"role": "user", "content": task.instruction}],
-            stream=True,
-        )
-        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
-        completion = await client.completions.create(model=config.model, prompt="What is 2 + 2?")
-        steps = [Step(model_response=text), Step(output=completion.choices[0].text)]
-        return Episode(trajectories=[Trajectory(steps=steps)], artifacts={"answer": text})
-
-    wrapper = model()
-    _, exps = run(make_task(streaming_flow, evaluator=boxed_evaluator, repeat_times=1), wrapper)
-    assert [e.response_text for e in exps] == [
-        "The answer is \\boxed{42}.",
-        "The answer is \\boxed{4}.",
-    ]
-    assert (
-        exps[0].tokens.tolist()
-        == direct_chat(wrapper, [{"role": "user", "content": ROW["question"]}]).tokens.tolist()
-    )
-    (reference,) = wrapper.generate(["What is 2 + 2?"])
-    assert exps[1].tokens.tolist() == reference.tokens.tolist()
-    assert [e.reward for e in exps] == [1.0, 1.0]
