@@ -131,6 +131,11 @@ def test_two_nodes_train_checkpoint_die_and_resume(
             assert difference(resumed.weights_for_sync(), at_save) == 0.0
             resumed.train_step(batch())
             weights = resumed.weights_for_sync()
+        # closed, its ranks' hosts are gone although handles to them remain: they held
+        # the bundles that ranks started next in this placement would wait for
+        for proc in resumed._procs:
+            with pytest.raises(ray.exceptions.RayActorError):
+                ray.get(proc.actor.node_id.remote(), timeout=60)
     finally:
         placement.remove()
     assert difference(weights, steps[1]) < TOLERANCE

@@ -112,6 +112,10 @@ class RayRankProcess:
                     self.returncode = int(ray.get(self.done))
                 except Exception:  # the actor itself died
                     self.returncode = -9
+                # the rank is gone: end its host too, which holds the bundle's CPUs
+                # (and GPU) while the driver keeps a handle; the next ranks placed in
+                # the same bundles (a resume in this process) would wait for them
+                ray.kill(self.actor, no_restart=True)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
