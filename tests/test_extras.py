@@ -1,4 +1,4 @@
-"""pyproject's ``dev`` extra is what README says it is: pytest, pytest-timeout, ruff and
+"""pyproject's ``dev`` extra is what README says it is: pytest, pytest-timeout, pytest-xdist, ruff and
 jsonschema, plus the packages of every extra but ``bench`` and ``vllm`` (the ALFWorld
 engine included, so ``make test`` runs its tests)."""
 
@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-TOOLS = {"pytest>=8", "pytest-timeout>=2.3", "ruff>=0.6", "jsonschema>=4"}
+TOOLS = {"pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5", "ruff>=0.6", "jsonschema>=4"}
 OUTSIDE_DEV = {"bench", "vllm"}
 
 

@@ -55,7 +55,7 @@ CONFIG = """
 project: doctor
 name: t
 mode: both
-plugins: [plugin.py]
+plugins: [doctor_plugin.py]
 model:
   model_path: {model}
   engine: hf
@@ -76,7 +76,7 @@ buffer:
         path: tasks.jsonl
         format: {{prompt_key: question, response_key: answer}}
         default_workflow_type: simple_workflow
-        default_reward_fn_type: plugin.TruthReward
+        default_reward_fn_type: doctor_plugin.TruthReward
 trainer:
   algorithm: grpo
   algorithm_args: {{kl_loss: none}}
@@ -97,10 +97,10 @@ def project(
     model: Path,
     *,
     workflow: str = "simple_workflow",
-    reward: str = "plugin.TruthReward",
+    reward: str = "doctor_plugin.TruthReward",
     top_p: float = 1.0,
 ) -> Path:
-    (tmp_path / "plugin.py").write_text(PLUGIN)
+    (tmp_path / "doctor_plugin.py").write_text(PLUGIN)
     with open(tmp_path / "tasks.jsonl", "w") as fh:
         for i in range(2):
             fh.write(json.dumps({"question": f"What is {i} + 0?", "answer": str(i)}) + "\n")
@@ -156,7 +156,7 @@ def test_a_tool_parser_that_drops_calls_fails(
 
 
 def test_a_constant_reward_fails(tmp_path: Path, tiny_model_path: Path) -> None:
-    found = statuses(project(tmp_path, tiny_model_path, reward="plugin.ConstantReward"))
+    found = statuses(project(tmp_path, tiny_model_path, reward="doctor_plugin.ConstantReward"))
     assert found["reward"] == "fail"
     assert found["sampled tokens"] == "pass"
 

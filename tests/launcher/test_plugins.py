@@ -143,3 +143,44 @@ def test_undecorated_operators_and_reward_functions_are_named_by_their_class(
     (module,) = load_plugins(["my_ops.py"], str(tmp_path))
     assert EXPERIENCE_OPERATORS.get("PluginKeepPositive") is module.PluginKeepPositive
     assert REWARD_FUNCTIONS.get("PluginLengthReward") is module.PluginLengthReward
+
+
+def test_two_projects_plugin_files_of_one_name_each_name_their_own(tmp_path: Path) -> None:
+    """Two projects run in one process (a notebook, a test session), each with its own
+    ``plugin_same_name.py``: ``plugin_same_name.X`` in the second names the second file's
+    class, as in a fresh process (the first file kept the name before), while an installed
+    module's name is never taken over."""
+    import importlib
+    import sys
+
+    name = "plugin_same_name"
+    for project, cls in (("a", "FirstReward"), ("b", "SecondReward")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / f"{name}.py").write_text(f"class {cls}:\n    pass\n")
+    try:
+        # the first as a config's dotted name imports it (``plugin_same_name.FirstReward``)
+        sys.path.insert(0, str(tmp_path / "a"))
+        assert hasattr(importlib.import_module(name), "FirstReward")
+        load_plugins([f"{name}.py"], str(tmp_path / "b"))
+        assert hasattr(importlib.import_module(name), "SecondReward")
+    finally:
+        sys.modules.pop(name, None)
+        for project in ("a", "b"):
+            if str(tmp_path / project) in sys.path:
+                sys.path.remove(str(tmp_path / project))
+
+
+def test_a_plugin_file_named_like_an_installed_module_is_imported_privately(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    import sys
+
+    (tmp_path / "json.py").write_text("class Mine:\n    pass\n")
+    try:
+        (module,) = load_plugins(["json.py"], str(tmp_path))
+    finally:
+        sys.path.remove(str(tmp_path.resolve()))
+    assert hasattr(module, "Mine") and module is not json and hasattr(json, "dumps")
+    assert sys.modules["json"] is json

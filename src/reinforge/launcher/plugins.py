@@ -11,8 +11,8 @@ folder is imported by its own name, then each of its ``*.py`` files as a submodu
 helpers`` or ``from . import helpers``); the folder itself goes on ``sys.path`` too,
 for code that imports a sibling by its bare name (``import helpers``). A file is
 imported by its name with its folder on ``sys.path``, so ``plugin.MyReward`` names
-the same module the plugin loaded. A name already taken by another module falls back
-to a private one. Workflow, experience operator and reward classes without a
+the same module the plugin loaded; another project's file of the same name gives the
+name up to it. A name taken by an installed module falls back to a private one. Workflow, experience operator and reward classes without a
 ``register_module`` decorator are then registered under their class names
 (``plugin_registration``).
 """
@@ -55,12 +55,29 @@ def _on_sys_path(folder: Path) -> None:
         sys.path.insert(0, str(folder))
 
 
+def _is_library(file: str) -> bool:
+    """A module installed with Python or a package (not a user's project file)."""
+    resolved = Path(file).resolve()
+    if {"site-packages", "dist-packages"} & set(resolved.parts):
+        return True
+    return resolved.is_relative_to(Path(sys.base_prefix).resolve())
+
+
 def _import_by_name(name: str, path: Path) -> ModuleType | None:
-    """``import name`` when that resolves to ``path``; None when the name belongs to another."""
+    """``import name`` when that resolves to ``path``; None when the name belongs to another.
+
+    Another project's file of the same name (two projects' ``plugin.py`` run in one
+    process: a notebook, a test session) gives the name up to this one, so that
+    ``plugin.MyReward`` in this config names this config's file, as in a fresh process;
+    an installed module keeps its name (this file is then imported under a private one)."""
     existing = sys.modules.get(name)
     if existing is not None:
         file = getattr(existing, "__file__", None)
-        return existing if file and Path(file).resolve() == path else None
+        if file and Path(file).resolve() == path:
+            return existing
+        if not file or _is_library(file):
+            return None
+        del sys.modules[name]
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None or Path(spec.origin).resolve() != path:
         return None
