@@ -174,7 +174,6 @@ def test_a_plugin_file_named_like_an_installed_module_is_imported_privately(
     tmp_path: Path,
 ) -> None:
     import json
-
     import sys
 
     (tmp_path / "json.py").write_text("class Mine:\n    pass\n")
