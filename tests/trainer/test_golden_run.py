@@ -25,22 +25,8 @@ from reinforge.models.engines.hf import load_causal_lm
 from reinforge.trainer.golden import final_weights_sha256, golden_metrics, weights_sha256
 from reinforge.trainer.sync_check import SYNC_VERIFY_TIME
 
-PLUGIN = '''
-from reinforge import Workflow
-
-
-class Parity(Workflow):
-    """Reward 1 when the first sampled token id is even (every group has a spread)."""
-
-    can_repeat = True
-
-    def run(self):
-        exps = self.model.generate(["Q" + str(self.task.raw_task["question"])], n=self.repeat_times)
-        for i, exp in enumerate(exps):
-            exp.reward = float(int(exp.tokens[exp.prompt_length]) % 2 == 0)
-            exp.eid.run = self.run_id_base + i
-        return exps
-'''
+#: the Parity workflow (tests/launcher/parity_workflow.py), loaded as a plugin
+PLUGIN = (Path(__file__).parents[1] / "launcher" / "parity_workflow.py").read_text()
 
 CONFIG = """
 project: golden

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,20 +163,8 @@ explorer: {eval_on_start: false}
 monitor: {progress: false, tensorboard: false, plot: false}
 """
 
-PLUGIN = """
-from reinforge import Workflow
-
-
-class Parity(Workflow):
-    can_repeat = True
-
-    def run(self):
-        exps = self.model.generate(["Q" + str(self.task.raw_task["question"])], n=self.repeat_times)
-        for i, exp in enumerate(exps):
-            exp.reward = float(int(exp.tokens[exp.prompt_length]) % 2 == 0)
-            exp.eid.run = self.run_id_base + i
-        return exps
-"""
+#: the Parity workflow (tests/launcher/parity_workflow.py), loaded as a plugin
+PLUGIN = (Path(__file__).parents[1] / "launcher" / "parity_workflow.py").read_text()
 
 
 def test_a_run_whose_sync_is_broken_stops_at_the_first_sync_in_one_line(
