@@ -131,6 +131,31 @@ def test_no_package_imports_a_higher_one() -> None:
     assert KNOWN_UPWARD - found == set(), "fixed: remove from KNOWN_UPWARD"
 
 
+#: ``trainer.parallel`` (rank processes and the driver's handle on them) sits above the
+#: trainer; the pieces a rank needs inside the trainer live in ``trainer.sharding``
+TRAINER_ABOVE = "reinforge.trainer.parallel"
+
+
+def parallel_imported_from_below(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(module, target) pairs where a trainer module outside ``trainer.parallel`` imports
+    it: ``trainer.parallel`` stays one level, above ``Trainer`` and never below it."""
+    found = set()
+    for module, targets in graph.items():
+        if not module.startswith("reinforge.trainer") or module.startswith(TRAINER_ABOVE):
+            continue
+        for target in targets:
+            if target == TRAINER_ABOVE or target.startswith(TRAINER_ABOVE + "."):
+                found.add((module, target))
+    return found
+
+
+def test_trainer_parallel_is_one_level() -> None:
+    """Nothing else in ``reinforge.trainer`` imports ``trainer.parallel`` (the strategy, the
+    rank plan and the sharded optimizer are ``trainer.sharding``)."""
+    found = parallel_imported_from_below(_graph())
+    assert not found, f"trainer modules importing trainer.parallel: {sorted(found)}"
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"

@@ -217,7 +217,7 @@ def save_policy(trainer: Any, folder: Path) -> None:
 
 
 def _save_policy(trainer: Any, folder: Path) -> None:
-    from reinforge.trainer.parallel.strategy import full_state_dict, is_sharded
+    from reinforge.trainer.sharding.strategy import full_state_dict, is_sharded
 
     full = full_state_dict(trainer.model) if is_sharded(trainer.model) else None
     if not trainer.rank.is_main:
@@ -237,7 +237,7 @@ def save_trainer(trainer: Any, folder: Path) -> dict[str, Any]:
     folder = rank_folder(folder, create=True)
     _save_policy(trainer, folder / "model")
     if trainer.rank.distributed:
-        from reinforge.trainer.parallel.sharded_optimizer import save_optimizer
+        from reinforge.trainer.sharding.sharded_optimizer import save_optimizer
 
         save_optimizer(trainer.model, trainer.optimizer, folder / OPTIM_DIR)
         if trainer.rank.is_main:
@@ -280,7 +280,7 @@ def load_trainer(trainer: Any, folder: Path, state: dict[str, Any]) -> None:
     that fails to load leaves the trainer as it was (and the caller can fall back to
     an older checkpoint, or start fresh, without half-restored weights).
     """
-    from reinforge.trainer.parallel.sharded_optimizer import load_optimizer
+    from reinforge.trainer.sharding.sharded_optimizer import load_optimizer
 
     if bool(state.get("lora")) != hasattr(trainer.model, "peft_config"):
         raise ValueError("checkpoint and config disagree on LoRA")
@@ -325,7 +325,7 @@ def _saved_and_own_weights(
 
 def _apply_weights(model: Any, weights: dict[str, torch.Tensor], lora: bool) -> None:
     """Copy full checkpoint tensors into ``model`` (sharding them where it is sharded)."""
-    from reinforge.trainer.parallel.strategy import is_sharded, load_full_state_dict
+    from reinforge.trainer.sharding.strategy import is_sharded, load_full_state_dict
 
     if not lora:
         load_full_state_dict(model, weights)

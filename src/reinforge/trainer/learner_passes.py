@@ -30,9 +30,9 @@ from reinforge.trainer.old_logprobs import (
     sampler_logprobs,
     sampler_mismatch,
 )
-from reinforge.trainer.parallel.rank_metrics import sum_over_ranks
-from reinforge.trainer.parallel.strategy import grad_sync
 from reinforge.trainer.prepared_step import PreparedStep
+from reinforge.trainer.sharding.rank_metrics import sum_over_ranks
+from reinforge.trainer.sharding.strategy import grad_sync
 
 if TYPE_CHECKING:
     from reinforge.trainer.trainer import Trainer

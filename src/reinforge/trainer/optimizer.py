@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from reinforge.trainer.parallel.strategy import RankContext
 from reinforge.trainer.policy_model import trainable_parameters
+from reinforge.trainer.sharding.strategy import RankContext
 from reinforge.trainer.trainer_config import TrainerConfig
 
 

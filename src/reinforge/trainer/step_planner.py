@@ -15,7 +15,7 @@ from reinforge.algorithms.spec import NO_ADVANTAGE
 from reinforge.algorithms.step_prefixes import TOKEN_LEVEL_LOSSES
 from reinforge.core import Experience
 from reinforge.trainer.micro_batches import split_micro_batches
-from reinforge.trainer.parallel import plan as rank_plan
+from reinforge.trainer.sharding import plan as rank_plan
 from reinforge.trainer.trainer_config import TrainerConfig
 
 if TYPE_CHECKING:

@@ -61,12 +61,14 @@ from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.micro_batches import order_rows
 from reinforge.trainer.old_logprobs import trainer_rows
 from reinforge.trainer.optimizer import build_optimizer, grad_scaler
-from reinforge.trainer.parallel import plan as rank_plan
-from reinforge.trainer.parallel.rank_metrics import (
+from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
+from reinforge.trainer.prepared_step import PreparedStep
+from reinforge.trainer.sharding import plan as rank_plan
+from reinforge.trainer.sharding.rank_metrics import (
     gather_micro_batch_values,
     rank_times,
 )
-from reinforge.trainer.parallel.strategy import (
+from reinforge.trainer.sharding.strategy import (
     SINGLE,
     RankContext,
     full_state_dict,
@@ -75,8 +77,6 @@ from reinforge.trainer.parallel.strategy import (
     merged_from_full,
     wrap,
 )
-from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
-from reinforge.trainer.prepared_step import PreparedStep
 from reinforge.trainer.shared_prompts import share_prompts, sharing_metrics
 from reinforge.trainer.staleness import staleness_metrics, versions_behind
 from reinforge.trainer.step_result import StepResult
@@ -241,7 +241,7 @@ class Trainer:
         self, exps: list[Experience], demonstrations: Sequence[Experience] | None = None
     ) -> PreparedStep:
         """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, this
-        rank's micro-batches (``parallel.plan``) and their tensors on the device, the
+        rank's micro-batches (``sharding.plan``) and their tensors on the device, the
         reference's log-probs, and where π_old comes from; ``demonstrations`` are
         collated for the auxiliary SFT term."""
         spec = self.spec
@@ -394,6 +394,14 @@ class Trainer:
         full = full_state_dict(self.model)  # only rank 0 gets the tensors
         return merged_from_full(self.model, full) if self.rank.is_main else {}
 
+    def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
+        """The same weights as ``weights_for_sync`` in buckets of at most ``bucket_bytes``
+        (``weight_stream``). On sharded ranks a collective that every rank runs to its
+        end; only rank 0's yields tensors."""
+        from reinforge.trainer.weight_stream import full_weight_buckets
+
+        return full_weight_buckets(self.model, bucket_bytes=bucket_bytes, keep=self.rank.is_main)
+
     def save_checkpoint(self, folder: Path) -> dict[str, Any]:
         """Write weights, optimizer and scheduler into ``folder`` (``checkpoint.py``)."""
         from reinforge.trainer.checkpoint import save_trainer
@@ -413,7 +421,7 @@ class Trainer:
 
     def state_bytes(self) -> int:
         """Bytes of trainable parameters, gradients and optimizer state in this process."""
-        from reinforge.trainer.parallel.rank_metrics import training_state_bytes
+        from reinforge.trainer.sharding.rank_metrics import training_state_bytes
 
         return training_state_bytes(self.model, self.optimizer)
 

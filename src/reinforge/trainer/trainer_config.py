@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from reinforge.buffer.sft_dataset_config import SftDatasetConfig
 from reinforge.core.strict_model import StrictModel
-from reinforge.trainer.parallel.parallel_config import ParallelConfig
+from reinforge.trainer.sharding.parallel_config import ParallelConfig
 
 
 class LoraSettings(StrictModel):

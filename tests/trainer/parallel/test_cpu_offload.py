@@ -11,7 +11,7 @@ import pytest
 
 from reinforge.core import Experience
 from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
-from reinforge.trainer.parallel.strategy import process_group_backend
+from reinforge.trainer.sharding.strategy import process_group_backend
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 

@@ -32,7 +32,7 @@ def _local_bytes(t: torch.Tensor) -> int:
 
 
 def _rank(rank: int, model_path: str, exps: list[Experience], folder: str, strategy: str) -> None:
-    from reinforge.trainer.parallel.strategy import RankContext
+    from reinforge.trainer.sharding.strategy import RankContext
     from reinforge.trainer.trainer import Trainer
     from reinforge.trainer.trainer_config import TrainerConfig
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reinforge.trainer.parallel.plan import assign, slot_count
+from reinforge.trainer.sharding.plan import assign, slot_count
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4])

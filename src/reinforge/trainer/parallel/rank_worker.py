@@ -11,7 +11,8 @@ driver's first message says what to build. Every rank receives every command and
 it (the commands are collectives: a step, a weight gather, a checkpoint); rank 0's
 reply carries the result. Messages are pickled by value (``pickle``; tensors
 included), one command and one reply at a time, plus ``progress`` messages from rank
-0 during a step.
+0 during a step and ``bucket`` messages (one per bucket of weights, then ``None``)
+during a streamed weight sync.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def receive(conn: Connection) -> Any:
 
 def _join_group(rank: int, world_size: int, device: str, timeout_s: float) -> None:
     """Join the ranks' group at ``MASTER_ADDR:MASTER_PORT`` (``env://``)."""
-    from reinforge.trainer.parallel.strategy import process_group_backend
+    from reinforge.trainer.sharding.strategy import process_group_backend
 
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))
@@ -94,6 +95,16 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
     if name == "weights":
         weights = trainer.weights_for_sync()
         return {k: v.detach().cpu() for k, v in weights.items()} if main else None
+    if name == "weight_buckets":
+        # every rank runs the gathers; only rank 0's generator yields, one message each
+        count = 0
+        for bucket in trainer.weight_buckets(int(args)):
+            send(conn, ("bucket", bucket))
+            count += 1
+            del bucket  # not held while the next one is gathered
+        if main:
+            send(conn, ("bucket", None))  # the end marker, before the reply
+        return count
     if name == "save_adapter":
         trainer.save_adapter(Path(args))
         return None
@@ -104,7 +115,7 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
         trainer.load_checkpoint(Path(folder), state)
         return trainer.global_step, trainer.model_version
     if name == "state_bytes":
-        from reinforge.trainer.parallel.rank_metrics import bytes_per_rank
+        from reinforge.trainer.sharding.rank_metrics import bytes_per_rank
 
         return bytes_per_rank(trainer.state_bytes())
     raise ValueError(f"unknown trainer rank command {name!r}")
@@ -195,7 +206,7 @@ def rank_main(
     try:
         from reinforge.trainer.device import resolve_device
         from reinforge.trainer.init_weights import init_weights
-        from reinforge.trainer.parallel.strategy import RankContext
+        from reinforge.trainer.sharding.strategy import RankContext
         from reinforge.trainer.trainer import Trainer
         from reinforge.trainer.trainer_config import TrainerConfig
 

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, Listener, wait
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,8 @@ import torch
 from reinforge.core import Experience
 from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
 from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
-from reinforge.trainer.parallel.parallel_config import ParallelConfig
 from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
+from reinforge.trainer.sharding.parallel_config import ParallelConfig
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -223,6 +223,58 @@ class RankedTrainer:
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         """The policy's full weights (LoRA merged), gathered from the ranks by rank 0."""
         return self._command("weights")
+
+    def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
+        """The policy's weights for an engine in buckets of at most ``bucket_bytes``
+        (``weight_stream``): rank 0 sends each bucket as its own message while the
+        ranks gather the next, so this process holds about one bucket at a time.
+
+        Left before its end (the engine failed), the rest is read and dropped so the
+        ranks finish the command and stay usable; Ctrl-C stops them, as in a step."""
+        name = "weight_buckets"
+        for rank, conn in enumerate(self._conns if not self._closed else []):
+            try:
+                send(conn, (name, int(bucket_bytes)))
+            except OSError as exc:
+                self._fail(name, f"rank {rank} cannot be reached ({exc}){self._exit_note(rank)}")
+        if self._closed:
+            raise TrainerRankError(f"the trainer ranks are stopped; cannot run {name!r}")
+        done = False
+        try:
+            while (bucket := self._next_bucket(name)) is not None:
+                yield bucket
+                del bucket
+            done = True
+        except KeyboardInterrupt:
+            self._closed = True
+            self._stop_all()
+            raise
+        finally:
+            if not self._closed:
+                while not done and self._next_bucket(name) is not None:
+                    pass  # drain what rank 0 still sends, so the command ends cleanly
+                self._collect(name)
+
+    def _next_bucket(self, name: str) -> dict[str, torch.Tensor] | None:
+        """Rank 0's next ``("bucket", ...)`` message; None at its end marker."""
+        deadline = time.monotonic() + self._timeout
+        conn = self._conns[0]
+        while not conn.poll(0.5):
+            dead = [r for r, p in enumerate(self._procs) if p.poll() is not None]
+            if dead:
+                self._fail(name, f"rank(s) {dead} died{self._exit_note(dead[0])}")
+            if time.monotonic() > deadline:
+                self._fail(name, f"rank 0 sent no weights within {self._timeout:g} s")
+        try:
+            kind, value = receive(conn)
+        except (EOFError, OSError):
+            self._fail(name, f"rank 0 died{self._exit_note(0)}")
+        if kind == "error":
+            last = value.strip().splitlines()[-1] if value.strip() else "an error"
+            self._fail(name, f"rank 0 raised {last}", detail=value)
+        if kind != "bucket":
+            self._fail(name, f"rank 0 answered {kind!r} before its last bucket")
+        return value
 
     def save_adapter(self, folder: str | Path) -> None:
         from reinforge.trainer.parallel.ray_ranks import receive_checkpoint
