@@ -58,6 +58,8 @@ def _session(steps: int) -> Any:
             overlap=False,
             verify_weights=True,
             verify_tolerance=None,
+            weight_transport="buckets",
+            bucket_mb=256,
         ),
         explorer=SimpleNamespace(eval_on_start=False, eval_interval=0),
         checkpoint=SimpleNamespace(save_interval=0),
@@ -83,7 +85,7 @@ def test_weights_are_synced_after_trained_steps_only(
     trainer = _Trainer(skipped)
     synced: list[int] = []
 
-    def sync(trainer: _Trainer, engine: Any, check: Any = None) -> None:
+    def sync(trainer: _Trainer, engine: Any, check: Any = None, transport: Any = None) -> None:
         assert check is not None and check.enabled  # the run's weight check goes along
         synced.append(trainer.calls)
         engine.model_version = trainer.model_version

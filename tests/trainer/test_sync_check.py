@@ -91,17 +91,17 @@ def test_skipping_one_tensor_is_caught(
     full = trainer.weights_for_sync()
     skipped = {k: v for k, v in full.items() if k != "model.norm.weight"}
     assert len(skipped) == len(full) - 1
-    monkeypatch.setattr(trainer, "weights_for_sync", lambda: skipped)
+    monkeypatch.setattr(trainer, "weight_buckets", lambda bucket_bytes: iter([skipped]))
     _fails(trainer, engine)
 
 
 def test_an_engine_left_on_the_previous_version_is_caught(
     trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def version_only(state_dict: dict, version: int | None = None) -> None:
+    def version_only(buckets: Any, version: int | None = None) -> None:
         engine._model_version = int(version or 0)  # reports the version, keeps the weights
 
-    monkeypatch.setattr(engine, "update_weights", version_only)
+    monkeypatch.setattr(engine, "receive_weights", version_only)
     _fails(trainer, engine)
 
 
@@ -110,7 +110,7 @@ def test_weights_of_the_wrong_dtype_are_caught(
 ) -> None:
     full = trainer.weights_for_sync()
     rounded = {k: v.to(torch.bfloat16) for k, v in full.items()}  # an fp32 engine gets bf16
-    monkeypatch.setattr(trainer, "weights_for_sync", lambda: rounded)
+    monkeypatch.setattr(trainer, "weight_buckets", lambda bucket_bytes: iter([rounded]))
     message = _fails(trainer, engine)
     assert "tolerance 0.0001 (hf float32)" in message
 
@@ -125,7 +125,7 @@ def test_a_lora_adapter_that_never_reached_the_engine_is_caught(
     assert lora.is_lora
     sync_in_process(lora, engine, WeightCheck())  # the merged adapter: passes
     lora.train_step(sampled)  # version 2, whose adapter is dropped on the way
-    monkeypatch.setattr(lora, "weights_for_sync", dict)
+    monkeypatch.setattr(lora, "weight_buckets", lambda bucket_bytes: iter(()))
     with pytest.raises(WeightCheckError, match="version 2"):
         sync_in_process(lora, engine, WeightCheck())
 
@@ -133,7 +133,7 @@ def test_a_lora_adapter_that_never_reached_the_engine_is_caught(
 def test_the_check_can_be_turned_off(
     trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trainer, "weights_for_sync", dict)  # a sync that loads nothing
+    monkeypatch.setattr(trainer, "weight_buckets", lambda bucket_bytes: iter(()))  # loads nothing
     check = WeightCheck(enabled=False)
     assert sync_in_process(trainer, engine, check) == 1
     assert check.last_seconds == 0.0 and check.last_gaps == {}
@@ -182,10 +182,10 @@ def test_a_run_whose_sync_is_broken_stops_at_the_first_sync_in_one_line(
     (tmp_path / "cfg.yaml").write_text(RUN_CONFIG)
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    def version_only(self: HFEngine, state_dict: dict, version: int | None = None) -> None:
+    def version_only(self: HFEngine, buckets: Any, version: int | None = None) -> None:
         self._model_version = int(version or 0)
 
-    monkeypatch.setattr(HFEngine, "update_weights", version_only)
+    monkeypatch.setattr(HFEngine, "receive_weights", version_only)
     result = CliRunner().invoke(
         app, ["run", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(tmp_path / "run")]
     )

@@ -30,6 +30,16 @@ class SynchronizerConfig(StrictModel):
         description="in_process (mode both) or checkpoint (separate explore/train processes)",
     )
     sync_interval: int = Field(1, ge=1, description="sync after every N training steps")
+    weight_transport: Literal["buckets", "whole"] = Field(
+        "buckets",
+        description="in_process: how weights reach the engine. buckets: gathered from the "
+        "trainer's shards and loaded bucket by bucket (hf in place, vLLM over HTTP into its "
+        "workers; no files); whole: today's fallback, the whole state dict at once (vLLM "
+        "writes it to work_dir/weights/v{N} and reloads it)",
+    )
+    bucket_mb: int = Field(
+        256, ge=1, description="weight_transport buckets: the most MiB of weights in one bucket"
+    )
     sync_offset: int = Field(
         0, ge=0, description="explorer runs this many steps ahead of the trainer"
     )

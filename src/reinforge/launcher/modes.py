@@ -163,7 +163,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     )
     trainer = loop.trainer
     if trainer.model_version:  # (model.init_from's weights are the engine's already)
-        sync_in_process(trainer, explorer.engine, loop.check)
+        sync_in_process(trainer, explorer.engine, loop.check, loop.transport)
     cursor = explorer.open_taskset()
     stored = storage.read_state("explorer")
     if stored:

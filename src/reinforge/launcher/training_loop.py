@@ -22,7 +22,7 @@ from reinforge.launcher.run_trainer import RunInterrupted, make_trainer, save_ru
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.sync_check import SYNC_VERIFY_TIME, WeightCheck
-from reinforge.trainer.weight_sync import sync_in_process
+from reinforge.trainer.weight_sync import WeightTransport, sync_in_process
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +52,8 @@ class TrainingLoop:
         sync = session.cfg.synchronizer
         #: the weight check after each sync (``synchronizer.verify_weights``)
         self.check = WeightCheck(sync.verify_weights, sync.verify_tolerance)
+        #: how a sync moves the weights (``synchronizer.weight_transport``, ``bucket_mb``)
+        self.transport = WeightTransport.from_config(sync)
         self.last: dict[str, Any] = {}  # the metrics of the last trained step
         self.steps = 0  # steps trained by this invocation...
         self.skipped = 0  # ...and how many of them the trainer skipped
@@ -91,7 +93,7 @@ class TrainingLoop:
         ):
             reporter.phase("syncing weights")
             started = time.monotonic()
-            sync_in_process(self.trainer, self.engine, self.check)
+            sync_in_process(self.trainer, self.engine, self.check, self.transport)
             metrics[TRAIN_SYNC_TIME] = time.monotonic() - started - self.check.last_seconds
             if self.check.enabled:
                 metrics[SYNC_VERIFY_TIME] = self.check.last_seconds
@@ -111,7 +113,7 @@ class TrainingLoop:
         """Bring the engine to the trainer's weights, if it is behind."""
         if self.trainer.model_version != self.engine.model_version:
             self.session.reporter.phase("syncing weights")
-            sync_in_process(self.trainer, self.engine, self.check)
+            sync_in_process(self.trainer, self.engine, self.check, self.transport)
 
     def save(self) -> None:
         save_run_checkpoint(self.session, self.trainer, self.trained)

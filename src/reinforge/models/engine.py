@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,6 +163,21 @@ class InferenceEngine(ABC):
     def update_weights(self, state_dict: dict[str, Any], version: int | None = None) -> None:
         """Load new policy weights; in-flight requests finish on the old weights first."""
         raise NotImplementedError(f"{type(self).__name__} does not support weight updates")
+
+    def receive_weights(
+        self, buckets: Iterable[dict[str, Any]], version: int | None = None
+    ) -> None:
+        """Load new policy weights that arrive as buckets (``trainer.weight_stream``: a
+        few hundred MiB each, read once, in order), so no side holds the whole model.
+
+        Engines with a streamed path load each bucket as it comes (``hf`` in place,
+        ``vllm`` over HTTP into its workers); this default collects the buckets into
+        one dict for ``update_weights``, for engines that only take a whole update.
+        """
+        state: dict[str, Any] = {}
+        for bucket in buckets:
+            state.update(bucket)
+        self.update_weights(state, version=version)
 
     def close(self) -> None:
         """Release threads and memory."""

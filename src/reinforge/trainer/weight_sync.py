@@ -1,38 +1,64 @@
 """Getting the trainer's weights into the inference engines.
 
 ``in_process``: the engine lives in this process; the trainer hands it the
-(merged) weights directly, and a ``WeightCheck`` then asks every replica whether it
-serves them (``sync_check``). ``checkpoint``: explorer and trainer are separate
-processes sharing a run directory; the explorer loads the newest checkpoint the
-trainer has published.
+(merged) weights directly, in bounded buckets (``weight_stream``; the whole state
+dict with ``synchronizer.weight_transport: whole``), and a ``WeightCheck`` then asks
+every replica whether it serves them (``sync_check``). ``checkpoint``: explorer and
+trainer are separate processes sharing a run directory; the explorer loads the newest
+checkpoint the trainer has published.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reinforge.trainer.checkpoint import CheckpointManager, policy_weights, read_state
 from reinforge.trainer.sync_check import WeightCheck
+from reinforge.trainer.weight_stream import DEFAULT_BUCKET_BYTES
 
 logger = logging.getLogger(__name__)
 
 
-def sync_in_process(trainer: Any, engine: Any, check: WeightCheck | None = None) -> int:
+@dataclass(frozen=True)
+class WeightTransport:
+    """How an in-process sync moves the weights (``synchronizer.weight_transport``,
+    ``synchronizer.bucket_mb``): ``buckets`` streams them (``weight_stream``), ``whole``
+    hands the engine the whole state dict at once (the fallback)."""
+
+    method: str = "buckets"
+    bucket_bytes: int = DEFAULT_BUCKET_BYTES
+
+    @classmethod
+    def from_config(cls, sync: Any) -> WeightTransport:
+        return cls(sync.weight_transport, int(sync.bucket_mb) * 2**20)
+
+
+def sync_in_process(
+    trainer: Any,
+    engine: Any,
+    check: WeightCheck | None = None,
+    transport: WeightTransport = WeightTransport(),
+) -> int:
     """Push the trainer's current weights into ``engine``; returns the new model version.
 
     A LoRA trainer hands an engine that hot-loads adapters (vLLM started with
-    ``max_lora_rank``) just its adapter folder; every other pair gets the merged weights.
-    With ``check``, every replica of the engine then scores the probe and a replica that
-    does not serve the trainer's weights raises ``WeightCheckError`` (``sync_check``).
+    ``max_lora_rank``) just its adapter folder; every other pair gets the merged weights,
+    streamed in buckets (``transport``) or whole. With ``check``, every replica of the
+    engine then scores the probe and a replica that does not serve the trainer's weights
+    raises ``WeightCheckError`` (``sync_check``).
     """
     pending = check.start(trainer, engine) if check is not None else None
     if getattr(engine, "lora_enabled", False) and trainer.is_lora:
         with tempfile.TemporaryDirectory(prefix="reinforge-adapter-") as folder:
             trainer.save_adapter(folder)
             engine.update_lora_adapter(folder, version=trainer.model_version)
+    elif transport.method == "buckets":
+        buckets = trainer.weight_buckets(transport.bucket_bytes)
+        engine.receive_weights(buckets, version=trainer.model_version)
     else:
         engine.update_weights(trainer.weights_for_sync(), version=trainer.model_version)
     if check is not None:

@@ -46,6 +46,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -252,6 +253,16 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._put(WeightUpdate(state_dict, version, fut))
         fut.result()
 
+    def receive_weights(
+        self, buckets: Iterable[dict[str, Any]], version: int | None = None
+    ) -> None:
+        """Streamed weights, copied into the parameters bucket by bucket (cast to the
+        engine's dtype) by the engine's thread, between decode steps: no request runs
+        on a half-loaded model, and no second copy of the model is built."""
+        fut: Future = Future()
+        self._put(WeightUpdate(buckets, version, fut))
+        fut.result()
+
     def close(self) -> None:
         with self._close_lock:
             if self._closed:
@@ -360,16 +371,20 @@ class HFEngine(BatchAdmission, InferenceEngine):
         known = set(self.model.state_dict())
         for upd in self._updates:
             try:
-                # partial updates (e.g. only LoRA-merged layers) are fine; names the
-                # model does not have would be ignored by strict=False, and an update
-                # that silently changes nothing is worse than an error
-                unknown = sorted(set(upd.state_dict) - known)
-                if unknown:
-                    raise ValueError(
-                        f"update_weights got {len(unknown)} names the model does not have, "
-                        f"e.g. {unknown[:3]}; expected names like {sorted(known)[:2]}"
-                    )
-                self.model.load_state_dict(upd.state_dict, strict=False)
+                # a dict: one whole update; anything else: streamed buckets
+                parts = [upd.state_dict] if isinstance(upd.state_dict, dict) else upd.state_dict
+                for part in parts:
+                    # partial updates (e.g. only LoRA-merged layers) are fine; names the
+                    # model does not have would be ignored by strict=False, and an update
+                    # that silently changes nothing is worse than an error
+                    unknown = sorted(set(part) - known)
+                    if unknown:
+                        raise ValueError(
+                            f"update_weights got {len(unknown)} names the model does not "
+                            f"have, e.g. {unknown[:3]}; expected names like {sorted(known)[:2]}"
+                        )
+                    self.model.load_state_dict(part, strict=False)
+                    del part
                 if self._prefix is not None:
                     self._prefix.clear()  # stored keys/values came from the old weights
                 self._model_version = (

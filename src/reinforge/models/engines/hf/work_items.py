@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Iterable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,9 +50,10 @@ class ScoreRequest:
 
 @dataclass
 class WeightUpdate:
-    """New weights, applied between decode steps once the running batch is empty."""
+    """New weights, applied between decode steps once the running batch is empty: one
+    dict, or buckets of a streamed sync (read by the engine's thread as it loads them)."""
 
-    state_dict: dict[str, Any]
+    state_dict: dict[str, Any] | Iterable[dict[str, Any]]
     version: int | None
     future: Future
 
