@@ -102,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "agentscope); failed under CI",
     )
     config.pluginmanager.register(_FailMissingUnderCI(), "reinforge-fail-missing-under-ci")
+    config.pluginmanager.register(_NoTimeoutInsideReports(), "reinforge-no-timeout-in-reports")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -180,6 +181,34 @@ class _FailMissingUnderCI:
     def pytest_make_collect_report(self, collector: pytest.Collector):
         report = yield
         _fail_under_ci(report)
+        return report
+
+
+class _NoTimeoutInsideReports:
+    """pytest-timeout's alarm raises wherever the test process is when it fires. Fired
+    while pytest builds a report (a slow test failing just before its limit, on a
+    loaded machine), it escapes as an INTERNALERROR, the xdist worker counts as crashed
+    and the whole run stops there. While a report is built, the alarm only marks the
+    report as failed by the timeout."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
+        import signal
+
+        fired: list[bool] = []
+        try:
+            previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(True))
+        except ValueError:  # not the main thread: nothing to guard
+            return (yield)
+        try:
+            report = yield
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+        if fired:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{report.longrepr or ''}\nTimeout (pytest-timeout) while the report was built"
+            )
         return report
 
 
