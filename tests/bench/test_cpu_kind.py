@@ -4,6 +4,9 @@ bf16 only where the CPU computes it natively."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -28,8 +31,9 @@ AMX = AVX512_BF16 | {"amx_tile", "amx_bf16", "amx_int8"}
 def test_kind_and_auto_precision_follow_the_flags(
     cpu_kind: ModuleType, flags: frozenset[str], kind: str, precision: str
 ) -> None:
-    record = cpu_kind.capability(flags)
-    assert record["kind"] == kind
+    level = "AVX2" if "avx512f" not in flags else "AVX512"
+    record = cpu_kind.capability(flags, torch_level=level, onednn_bf16=True)
+    assert record["kind"] == kind and not record["capped"]
     assert record["auto_precision"] == precision
     assert record["flags"] == [f for f in cpu_kind.KIND_FLAGS if f in flags]
     line = cpu_kind.describe(record)
@@ -86,3 +90,46 @@ def test_report_names_the_cpu(bench: ModuleType, cpu_kind: ModuleType) -> None:
     text = bench.format_report(report)
     assert f"CPU: {report['cpu']['kind']}" in text
     assert "precision fp32" in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "level", "onednn", "kind"),
+    [
+        (AVX512_BF16, "AVX2", False, "AVX2 (capped on an AVX-512 BF16 CPU)"),
+        (AMX, "AVX2", False, "AVX2 (capped on an AMX CPU)"),
+        (AVX512_BF16, "AVX512", False, "AVX-512 (no BF16) (capped on an AVX-512 BF16 CPU)"),
+        (AVX512, "AVX2", True, "AVX2 (capped on an AVX-512 (no BF16) CPU)"),
+    ],
+)
+def test_a_capped_cpu_is_named_as_capped_and_gets_fp32(
+    cpu_kind: ModuleType, flags: frozenset[str], level: str, onednn: bool, kind: str
+) -> None:
+    record = cpu_kind.capability(flags, torch_level=level, onednn_bf16=onednn)
+    assert record["kind"] == kind and record["capped"]
+    assert record["auto_precision"] == "fp32" and not record["native_bf16"]
+    assert cpu_kind.describe(record).startswith(f"CPU: {kind} (")
+
+
+def test_the_cap_in_a_real_process_is_reported(cpu_kind: ModuleType) -> None:
+    """The three variables as a user sets them: the bench line names the capped kind."""
+    here = cpu_kind.capability()
+    if not here["native_bf16"] or here["capped"]:
+        pytest.skip("needs an uncapped CPU with native bf16 to cap")
+    code = "import cpu_kind; print(cpu_kind.describe(cpu_kind.capability()))"
+    cap = {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    }
+    src = str(Path(__import__("reinforge").__file__).resolve().parents[1])
+    env = {**os.environ, **cap, "PYTHONPATH": src}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=Path(cpu_kind.__file__).parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith(f"CPU: AVX2 (capped on an {here['kind']} CPU) (")
+    assert "torch AVX2" in out and "ONEDNN_MAX_CPU_ISA=AVX2" in out and "auto = fp32" in out

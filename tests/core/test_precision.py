@@ -4,6 +4,9 @@ where it is emulated is kept and warned about (it ran 20x slower on an AVX2 CPU)
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,8 @@ from reinforge.core import precision
 from reinforge.models.engines.hf import HFEngine
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
+
+SRC = Path(precision.__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=[True, False], ids=["native", "emulated"])
@@ -43,8 +48,33 @@ def test_a_cpu_is_native_only_with_bf16_instructions(
     flags: set[str], native: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags))
+    monkeypatch.setattr(precision, "onednn_bf16", lambda: True)  # no cap on oneDNN
     assert precision.native_bf16("cpu") is native
     assert precision.resolve_mixed_precision("auto", "cpu") == ("bf16" if native else "no")
+
+
+def test_a_cpu_capped_below_bf16_is_not_native(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oneDNN capped (ONEDNN_MAX_CPU_ISA=AVX2) on a bf16 CPU: bf16 is emulated, auto is fp32."""
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(SAPPHIRE_RAPIDS))
+    monkeypatch.setattr(precision, "onednn_bf16", lambda: False)
+    assert precision.native_bf16("cpu") is False
+    assert precision.resolve_mixed_precision("auto", "cpu") == "no"
+    assert precision.resolve_dtype("auto", "cpu", "x") == "float32"
+
+
+def test_the_onednn_cap_is_seen_in_a_real_process() -> None:
+    """The cap as a user sets it, in a fresh process (oneDNN reads it once)."""
+    if not precision.native_bf16("cpu"):
+        pytest.skip("this CPU has no native bf16 to cap")
+    code = (
+        "from reinforge.core import precision as p; "
+        "print(p.onednn_bf16(), p.resolve_mixed_precision('auto', 'cpu'))"
+    )
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2", "PYTHONPATH": str(SRC)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "no"]
 
 
 @pytest.mark.parametrize(

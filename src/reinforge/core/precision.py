@@ -8,6 +8,12 @@ slower: one SFT step on 8 agent demonstrations took 19 s in fp32 and 429 s under
 autocast on a 2-core AVX2 CPU (docs/benchmarks.md, "bf16 on a CPU without bf16").
 So ``auto`` picks bf16 only where it is native, and an explicit bf16 setting on a CPU
 without it is kept but warned about.
+
+The CPU's flags are not the whole story: oneDNN, which runs torch's bf16 matmuls, can be
+capped below the CPU's instructions (``ONEDNN_MAX_CPU_ISA=AVX2``, as when an AVX-512 BF16
+machine stands in for an AVX2 laptop). Under such a cap its bf16 kernels are gone and
+bf16 is emulated as on the laptop (a bf16 matmul measured 47 -> 0.9 GFLOP/s), so ``auto``
+asks oneDNN too.
 """
 
 from __future__ import annotations
@@ -46,6 +52,16 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def onednn_bf16() -> bool:
+    """True when torch's oneDNN will run bf16 kernels on this CPU now: False without
+    oneDNN, and under an ``ONEDNN_MAX_CPU_ISA`` cap below AVX-512 BF16. On its own it is
+    not enough (oneDNN counts plain AVX-512, which only converts)."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def cuda_capability(device: str | torch.device) -> tuple[int, int] | None:
     """The compute capability of a CUDA device, None where CUDA is not available."""
     if not torch.cuda.is_available():
@@ -57,7 +73,8 @@ def native_bf16(device: str | torch.device) -> bool:
     """True when ``device`` computes in bfloat16 natively (not emulated).
 
     A CPU needs AVX-512 BF16 or AMX (``NATIVE_BF16_CPU_FLAGS``); AVX-512 alone, which
-    oneDNN reports as bf16 support, only converts. A CUDA GPU needs compute capability
+    oneDNN reports as bf16 support, only converts. oneDNN must also use them (no
+    ``ONEDNN_MAX_CPU_ISA`` cap below them: ``onednn_bf16``). A CUDA GPU needs compute capability
     8.0 (Ampere) or newer: CUDA's own ``is_bf16_supported`` also counts emulation on
     older cards.
     """
@@ -66,7 +83,7 @@ def native_bf16(device: str | torch.device) -> bool:
         capability = cuda_capability(device)
         return capability is not None and capability >= NATIVE_BF16_CUDA_CAPABILITY
     if kind == "cpu":
-        return bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
+        return bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS) and onednn_bf16()
     return False
 
 

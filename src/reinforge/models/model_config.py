@@ -21,6 +21,9 @@ class HFEngineOptions(StrictModel):
     #: tokens of finished sequences whose KV is kept for reuse by prompts that extend
     #: them (multi-turn conversations); 0 turns prefix reuse off
     prefix_cache_tokens: int = Field(8192, ge=0)
+    #: int8: sample through int8 copies of the Linear layers (CPU; re-made after every
+    #: weight sync; scores stay fp32), cheaper where bf16 is not native; null: off
+    quantize: Literal["int8"] | None = None
 
 
 class MockEngineOptions(StrictModel):

@@ -62,6 +62,7 @@ from reinforge.models.engine import (
     failed_future,
 )
 from reinforge.models.engines.hf.batch_admission import BatchAdmission
+from reinforge.models.engines.hf.int8 import full_precision, quantize_for_sampling
 from reinforge.models.engines.hf.kv_cache import only_slab_layers
 from reinforge.models.engines.hf.loading import load_causal_lm
 from reinforge.models.engines.hf.logits_padding import LogitsRowPadding
@@ -98,9 +99,11 @@ class HFEngine(BatchAdmission, InferenceEngine):
         num_threads: int | None = None,
         pad_logits_rows: bool | None = None,
         prefix_cache_tokens: int = 0,
+        quantize: str | None = None,
     ) -> None:
         """``pad_logits_rows``: see ``LogitsRowPadding``; default on for CPU.
-        ``prefix_cache_tokens``: token budget of the ``PrefixCache`` (0: off)."""
+        ``prefix_cache_tokens``: token budget of the ``PrefixCache`` (0: off).
+        ``quantize``: ``int8`` samples through int8 copies of the Linear layers (``int8``)."""
         super().__init__()
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -113,6 +116,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
         if hasattr(tokenizer, "image_processor") and hasattr(tokenizer, "tokenizer"):
             self.processor, tokenizer = tokenizer, tokenizer.tokenizer  # a VLM's processor
         self.model = model
+        self._int8 = quantize_for_sampling(model, quantize)
         self.model_path = (
             str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
         )
@@ -387,6 +391,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
                     del part
                 if self._prefix is not None:
                     self._prefix.clear()  # stored keys/values came from the old weights
+                if self._int8 is not None:
+                    self._int8.requantize()  # sample from the new weights, not the old copies
                 self._model_version = (
                     self._model_version + 1 if upd.version is None else upd.version
                 )
@@ -400,7 +406,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
             return
         try:
             ids = torch.tensor([item.token_ids], device=self.device)
-            logits = self.model(input_ids=ids, use_cache=False).logits[0, :-1].float()
+            with full_precision(self._int8):  # scores (the weight check) see the fp32 weights
+                logits = self.model(input_ids=ids, use_cache=False).logits[0, :-1].float()
             if item.temperature != 1.0:
                 logits = logits / item.temperature
             logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
