@@ -35,6 +35,26 @@ def placement_comment(cfg: Any, gpus: int | None) -> str:
     return f"# GPU placement on {where}:\n" + "".join(f"#   {line}\n" for line in lines)
 
 
+def memory_comment(cfg: Any, shape_name: str | None) -> str:
+    """The memory plan of the run (``trainer/memory_plan.py``) as YAML comments: what each
+    trainer rank and the driver will hold, for the config's model or a known shape."""
+    from reinforge.trainer.memory_plan import KNOWN_SHAPES, ModelShape, plan_memory, run_shape
+
+    if shape_name is not None:
+        if shape_name not in KNOWN_SHAPES:
+            known = ", ".join(KNOWN_SHAPES)
+            raise ValueError(f"--model-shape {shape_name!r}: not a known shape ({known})")
+        shape = KNOWN_SHAPES[shape_name]
+    else:
+        from reinforge.models.catalog import resolve_model_path
+
+        shape = ModelShape.from_path(resolve_model_path(cfg.model.model_path, cfg.model.cache_dir))
+    lines = plan_memory(shape, cfg.trainer, run_shape(cfg)).lines()
+    return "# memory plan (an estimate; docs/scale_out.md):\n" + "".join(
+        f"#   {line}\n" for line in lines
+    )
+
+
 def config(
     config: Annotated[
         Path | None,
@@ -61,16 +81,36 @@ def config(
             show_default=False,
         ),
     ] = None,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Also show the memory plan: what each trainer rank and the driver will "
+            "hold (parameters, gradients, optimizer, reference, activations, sync buckets).",
+        ),
+    ] = False,
+    model_shape: Annotated[
+        str | None,
+        typer.Option(
+            "--model-shape",
+            help="With --memory: plan for a known model shape instead of the config's "
+            "model (qwen2.5-1.5b, qwen2.5-7b, qwen2.5-14b).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print a config as the run would see it, or the JSON schema of all configs.
 
     With -c FILE (and --resolved, the default): the validated config as YAML, with
     --set overrides applied, every default filled in, run_dir resolved and secrets
     masked, then (as comments) which GPUs the vLLM replicas and the trainer ranks get
-    on this machine, or with --gpus N on a node with N GPUs. With --schema: the JSON schema that editors use to complete and check
-    config files (see docs/cli.md).
+    on this machine, or with --gpus N on a node with N GPUs; with --memory, what each
+    trainer rank and the driver will hold. With --schema: the JSON schema that editors
+    use to complete and check config files (see docs/cli.md).
     """
-    if schema and (config is not None or resolved or set_ or run_dir is not None or gpus):
+    if model_shape is not None and not memory:
+        raise fail_message("--model-shape goes with --memory")
+    if schema and (config is not None or resolved or set_ or run_dir is not None or gpus or memory):
         raise fail_message("--schema prints the schema of every config; it takes no -c/--set")
     if schema:
         from reinforge.config.schema import config_json_schema
@@ -88,6 +128,11 @@ def config(
         data["run_dir"] = str(cfg.resolved_run_dir)
     typer.echo(resolved_yaml(config, data), nl=False)
     typer.echo(placement_comment(cfg, gpus), nl=False)
+    if memory:
+        try:
+            typer.echo(memory_comment(cfg, model_shape), nl=False)
+        except (ValueError, FileNotFoundError) as exc:
+            raise fail(exc) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,6 @@ schedule and the step count start fresh, since the new run trains another object
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -19,6 +18,9 @@ from reinforge.trainer.checkpoint import (
     load_weights,
     policy_weights,
 )
+from reinforge.trainer.weights_into import apply_init_weights, load_into
+
+__all__ = ["apply_init_weights", "init_weights", "load_into", "resolve_init_from"]
 
 
 def resolve_init_from(path: str | Path) -> Path:
@@ -48,27 +50,3 @@ def init_weights(path: str | Path, base_model_path: str | Path) -> dict[str, tor
     if (folder / STATE_FILE).is_file():
         return policy_weights(folder, base_model_path)
     return load_weights(folder)
-
-
-def load_into(model: Any, weights: dict[str, torch.Tensor], what: str) -> None:
-    """Copy ``weights`` (base model names) into ``model``, a plain HF model or a LoRA
-    one (whose adapted layers keep the base weight as ``...base_layer.weight``).
-    Raises ValueError naming ``what`` if a weight has no place in the model."""
-    target = model.get_base_model() if hasattr(model, "peft_config") else model
-    own = target.state_dict()
-    renamed: dict[str, torch.Tensor] = {}
-    for name, tensor in weights.items():
-        module, _, leaf = name.rpartition(".")
-        place = name if name in own else f"{module}.base_layer.{leaf}"
-        if place not in own or own[place].shape != tensor.shape:
-            raise ValueError(f"{what}: the init_from weight {name} does not fit the base model")
-        renamed[place] = tensor
-    target.load_state_dict(renamed, strict=False)
-
-
-def apply_init_weights(trainer: Any, weights: dict[str, torch.Tensor]) -> None:
-    """Start the trainer's policy, and its reference model if it has one, from ``weights``."""
-    with torch.no_grad():
-        load_into(trainer.model, weights, "the policy")
-        if trainer.ref_model is not None:
-            load_into(trainer.ref_model, weights, "the reference model")
