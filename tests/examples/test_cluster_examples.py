@@ -63,3 +63,22 @@ def test_the_pytorchjob_manifest_loads_and_its_config_validates() -> None:
     port = cfg.trainer.parallel.listen.rsplit(":", 1)[1]
     assert env["REINFORGE_DRIVER"] == f"{service['metadata']['name']}:{port}"
     assert service["spec"]["ports"][0]["port"] == int(port)
+    # the ranks write their checkpoint shards into the driver's run directory
+    # themselves: the driver and every rank mount one claim over it
+    run_dir = command[command.index("--run-dir") + 1]
+    covering = [
+        shared_mounts(pod["spec"], run_dir),
+        shared_mounts(specs["Worker"]["template"]["spec"], run_dir),
+    ]
+    assert covering[0] and covering[0] == covering[1]
+
+
+def shared_mounts(spec: dict, path: str) -> set[tuple[str, str]]:
+    """(claim, mount path) of the volumes over ``path`` in a Pod spec's first container."""
+    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in spec.get("volumes", [])}
+    mounts = spec["containers"][0].get("volumeMounts", [])
+    return {
+        (claims[m["name"]], m["mountPath"])
+        for m in mounts
+        if m["name"] in claims and path.startswith(m["mountPath"].rstrip("/") + "/")
+    }
