@@ -69,6 +69,7 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
             placement=session.placement,
             plan=session.gpu_plan,
             listener=listener,
+            checkpoint_folder=checkpoints.root,  # launcher ranks must see it (shared storage)
         )
     else:
         weights = init_weights(start_from, session.model_dir) if start_from else None

@@ -3,7 +3,7 @@ c10d rendezvous, and a different ``--nproc-per-node`` on each (1 and 2), as
 ``examples/distributed/slurm.sbatch`` does (3 ranks on the node that hosts vLLM, 4 on
 the other). torchrun gives the 3 ranks one ``RANK`` each (0..2, numbered node by node),
 ``WORLD_SIZE=3`` and each node's own ``LOCAL_RANK``; they connect to a driver that
-listens and train what one process trains.
+listens, prove they see its checkpoint folder, and train what one process trains.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def agent(node_rank: int, nproc: int, rdzv_port: int, env: dict[str, str]) -> su
 
 @pytest.mark.timeout(600)
 def test_two_torchrun_agents_with_different_rank_counts(
-    tiny_model_path: Path, rank_batch: list[Experience]
+    tiny_model_path: Path, rank_batch: list[Experience], tmp_path: Path
 ) -> None:
     base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 3}
     parallel = {"world_size": 3, "strategy": "ddp", "timeout_s": 300, "threads_per_rank": 1}
@@ -65,7 +65,12 @@ def test_two_torchrun_agents_with_different_rank_counts(
     rdzv_port = _free_port()
     agents = [agent(0, 1, rdzv_port, env), agent(1, 2, rdzv_port, env)]
     try:
-        with RankedTrainer(tiny_model_path, cfg, pad_token_id=0, listener=listener) as ranked:
+        # every rank sees the checkpoint folder (one machine): the start is not refused
+        checkpoints = tmp_path / "checkpoints"
+        with RankedTrainer(
+            tiny_model_path, cfg, pad_token_id=0, listener=listener, checkpoint_folder=checkpoints
+        ) as ranked:
+            assert list(checkpoints.iterdir()) == []  # the proof's files are gone
             # ranks are numbered node by node: one agent's single rank and the other's two
             local = [r["local_rank"] for r in ranked.ranks]
             assert local in ([0, 0, 1], [0, 1, 0]), local

@@ -186,8 +186,11 @@ def rank_main(
     pad_token_id: int,
     init_from: str | None,
     conn: Connection,
+    shared_folder: dict[str, str] | None = None,
 ) -> None:
     """A rank's whole life: join, build the trainer, serve commands until ``close``.
+    A rank a launcher started first proves it sees the driver's ``shared_folder``
+    (``shared_folder.py``), or refuses to start.
 
     Exits with ``os._exit`` once the driver has its last reply: gloo's teardown at
     interpreter exit can abort a process whose work finished (a known torch issue),
@@ -204,6 +207,12 @@ def rank_main(
     # stops, and a rank interrupted inside a collective would hang the others
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        from reinforge.trainer.parallel.shared_folder import rank_sees
+
+        refused = rank_sees(shared_folder, rank)
+        if refused is not None:  # its shards would land where the driver cannot see them
+            send(conn, ("refused", refused))
+            os._exit(1)
         from reinforge.trainer.device import resolve_device
         from reinforge.trainer.init_weights import init_weights
         from reinforge.trainer.sharding.strategy import RankContext

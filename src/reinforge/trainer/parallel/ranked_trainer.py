@@ -31,6 +31,7 @@ from reinforge.core import Experience
 from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
 from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
 from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
+from reinforge.trainer.parallel.shared_folder import FolderProbe
 from reinforge.trainer.sharding.parallel_config import ParallelConfig
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -107,12 +108,14 @@ class RankedTrainer:
         placement: Any = None,
         plan: GpuPlan | None = None,
         listener: Listener | None = None,
+        checkpoint_folder: Path | None = None,
     ) -> None:
         """Start the ranks and wait until each has built its trainer. ``init_from`` is a
         folder ``model.init_from`` resolved to (each rank loads it before wrapping);
         with a Ray ``placement`` the ranks run under actors in its trainer bundles;
         ``plan`` places local ranks on GPUs (default: this node's GPUs, no engines);
-        with a ``listener`` reinforge starts no ranks and waits for a launcher's."""
+        with a ``listener`` reinforge starts no ranks and waits for a launcher's, which
+        must prove they see ``checkpoint_folder`` as the driver does (``shared_folder``)."""
         self.cfg = cfg
         self.world_size = cfg.parallel.world_size
         self.is_lora = cfg.lora.enabled
@@ -125,6 +128,9 @@ class RankedTrainer:
         threads = _threads_per_rank(cfg) if listener is None else cfg.parallel.threads_per_rank
         self._procs: list[Any] = []
         devices: list[str | None] = [None] * self.world_size
+        probe = None
+        if listener is not None and checkpoint_folder is not None:
+            probe = FolderProbe.create(checkpoint_folder)
         if listener is None:
             authkey = secrets.token_bytes(16)
             listener = Listener(
@@ -155,10 +161,16 @@ class RankedTrainer:
                     "cfg_json": cfg.model_dump_json(),
                     "pad_token_id": pad_token_id,
                     "init_from": None if init_from is None else str(init_from),
+                    **({"shared_folder": probe.message()} if probe else {}),
                 },
             )
         #: per rank: the device it opened, its CUDA_VISIBLE_DEVICES, local rank and host
         self.ranks: list[dict[str, Any]] = self._collect("start", every=True)
+        refused = probe.check([r["host"] for r in self.ranks]) if probe else None
+        if refused is not None:  # a rank's marker is not where the driver reads
+            self._closed = True
+            self._stop_all()
+            raise TrainerRankError(refused)
 
     def _start_ranks(
         self,
@@ -422,6 +434,10 @@ class RankedTrainer:
                     if on_progress is not None:
                         on_progress(*value)
                     continue
+                if kind == "refused":  # no resume helps: the rank cannot work where it is
+                    self._closed = True
+                    self._stop_all()
+                    raise TrainerRankError(value)
                 if kind == "error":
                     last = value.strip().splitlines()[-1] if value.strip() else "an error"
                     self._fail(name, f"rank {rank} raised {last}", detail=value)
