@@ -1,4 +1,5 @@
-"""The trainer's optimiser, learning-rate schedule and fp16 gradient scaler.
+"""The trainer's optimiser and learning-rate schedule (fp16's gradient scaler is the
+parallel strategy's: ``sharding/strategy.py``).
 
 Split out of ``trainer.py`` (house rules): how they are built is configuration, not
 the step; the step only calls them.
@@ -6,12 +7,9 @@ the step; the step only calls them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from reinforge.trainer.policy_model import trainable_parameters
-from reinforge.trainer.sharding.strategy import RankContext
 from reinforge.trainer.trainer_config import TrainerConfig
 
 
@@ -27,14 +25,3 @@ def build_optimizer(
         optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
     )
     return optimizer, scheduler
-
-
-def grad_scaler(precision: str, device: str, rank: RankContext) -> Any:
-    """fp16's loss scaler (its gradients underflow without one); None otherwise."""
-    if precision != "fp16":
-        return None
-    if rank.strategy == "fsdp2":
-        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
-
-        return ShardedGradScaler(torch.device(device).type)
-    return torch.amp.GradScaler(torch.device(device).type)

@@ -60,27 +60,18 @@ from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.micro_batches import order_rows
 from reinforge.trainer.old_logprobs import trainer_rows
-from reinforge.trainer.optimizer import build_optimizer, grad_scaler
-from reinforge.trainer.policy_model import load_policy, merged_state_dict, trainable_parameters
+from reinforge.trainer.optimizer import build_optimizer
+from reinforge.trainer.policy_model import start_models, trainable_parameters
 from reinforge.trainer.prepared_step import PreparedStep
 from reinforge.trainer.sharding import plan as rank_plan
 from reinforge.trainer.sharding.rank_metrics import (
     gather_micro_batch_values,
     rank_times,
 )
-from reinforge.trainer.sharding.strategy import (
-    SINGLE,
-    RankContext,
-    full_state_dict,
-    grad_norm_value,
-    grad_sync,
-    merged_from_full,
-    wrap,
-)
+from reinforge.trainer.sharding.strategy import SINGLE, RankContext, make_strategy
 from reinforge.trainer.shared_prompts import share_prompts, sharing_metrics
 from reinforge.trainer.staleness import staleness_metrics, versions_behind
 from reinforge.trainer.step_result import StepResult
-from reinforge.trainer.token_logprobs import token_logprobs
 from reinforge.trainer.trainer_config import TrainerConfig
 
 logger = logging.getLogger(__name__)
@@ -114,31 +105,21 @@ class Trainer:
         self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, self.device)
         if cfg.dtype == "bfloat16":
             warn_if_emulated(self.device, "trainer.dtype: bfloat16")
-        self.model = load_policy(model_path, cfg, self.device, reentrant=not rank.distributed)
-        self.ref_model = None
-        if self.spec.use_reference and not cfg.lora.enabled:
-            from reinforge.models.vision.loading import model_class
-
-            # under bf16 autocast its matmuls see bf16 weights anyway: store them so
-            # (half the memory, no cast per forward); otherwise the policy's dtype
-            ref_dtype = (
-                torch.bfloat16 if self.mixed_precision == "bf16" else getattr(torch, cfg.dtype)
-            )
-            self.ref_model = (
-                model_class(model_path)
-                .from_pretrained(model_path, dtype=ref_dtype, local_files_only=True)
-                .to(self.device)
-                .eval()
-            )
-            self.ref_model.requires_grad_(False)
-        if init_weights is not None:
-            from reinforge.trainer.init_weights import apply_init_weights
-
-            apply_init_weights(self, init_weights)
+        #: how the policy spreads over the ranks (``sharding/strategy.py``)
+        self.strategy = make_strategy(rank, torch.device(self.device), self.mixed_precision)
+        started = start_models(
+            model_path,
+            cfg,
+            self.strategy,
+            use_reference=self.spec.use_reference,
+            init_weights=init_weights,
+        )
+        self.model, self.ref_model = started.model, started.ref_model
         #: the policy as every forward pass calls it (DDP / FSDP2 wrapped on several ranks)
-        self.forward_module = wrap(self.model, rank, torch.device(self.device))
+        self.forward_module = started.forward_module
+        self._ref_forward = started.ref_forward
         self.optimizer, self.scheduler = build_optimizer(self.model, cfg)
-        self.scaler = grad_scaler(self.mixed_precision, self.device, rank)
+        self.scaler = self.strategy.grad_scaler()
         self.global_step = 0
         self.model_version = 0
 
@@ -158,7 +139,7 @@ class Trainer:
             self._use_attention(ref, batch)
             if ref is self.model:  # LoRA's base: through the wrapper (its shards)
                 return self.forward_module(batch, only=batch.response_mask)[0]
-            return token_logprobs(ref, batch, only=batch.response_mask)[0]
+            return self._ref_forward(batch, only=batch.response_mask)[0]
 
     def _housekeeping(self) -> None:
         """Hand freed host memory back to the OS; on a GPU the host barely churns."""
@@ -258,7 +239,7 @@ class Trainer:
         # the reference's forwards run before any policy forward: then their logits
         # never sit in memory beside the policy's gradients and autograd graph
         ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
-        if spec.kl_in_loss and self.ref_model is None:
+        if spec.kl_in_loss and (self.ref_model is None or self.strategy.sharded):
             for _ in range(rank_plan.slot_count(plan) - len(mine)):
                 self._ref_logprobs(self._empty_batch())  # pair up the sharded forwards
         needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
@@ -312,7 +293,7 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             last = step.slots + step.demo_slots - 1
             for index in range(step.slots):
-                with grad_sync(self.forward_module, self.rank, index == last):
+                with self.strategy.grad_sync(self.forward_module, index == last):
                     if index < len(step.batches):
                         for key, value in learner_passes.micro_batch_pass(
                             self, step, index, olds
@@ -364,7 +345,7 @@ class Trainer:
         # with no clipping configured the norm is still measured (inf = never clip),
         # so it is reported and a non-finite gradient still skips the update
         limit = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
-        grad_norm = grad_norm_value(torch.nn.utils.clip_grad_norm_(params, limit))
+        grad_norm = self.strategy.clip_grad_norm(params, limit)
         if not math.isfinite(grad_norm):
             logger.warning("non-finite gradient norm; optimiser step skipped")
             if self.scaler is not None:
@@ -389,10 +370,7 @@ class Trainer:
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         """The policy's full weights (LoRA merged, base-model names) for an engine. On
         sharded ranks a collective: every rank calls it, rank 0 gets the weights."""
-        if not self.rank.distributed or self.rank.strategy == "ddp":
-            return merged_state_dict(self.model)
-        full = full_state_dict(self.model)  # only rank 0 gets the tensors
-        return merged_from_full(self.model, full) if self.rank.is_main else {}
+        return self.strategy.sync_weights(self.model)
 
     def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
         """The same weights as ``weights_for_sync`` in buckets of at most ``bucket_bytes``

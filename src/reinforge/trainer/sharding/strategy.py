@@ -1,12 +1,15 @@
-"""How the policy is spread over the trainer's ranks: one process (``single``), replicated
-with all-reduced gradients (``ddp``) or sharded (``fsdp2``, torch's ``fully_shard``).
+"""How the policy is spread over the trainer's ranks: one process (:class:`Single`),
+replicated with all-reduced gradients (:class:`DDP`) or sharded (:class:`FSDP2`, torch's
+``fully_shard``). One interface, chosen from the config by :func:`make_strategy`: the
+trainer calls its methods and never asks which strategy it has.
 
 Every forward pass of the trainer goes through :class:`LogprobModule`, wrapped by the
 strategy, so DDP's and FSDP2's hooks see each forward (FSDP2 gathers a layer's shards
-in its pre-forward hook; DDP prepares its reducer in its forward). The helpers here
-are what differs between strategies: the wrapped module, which backward passes
-synchronise gradients, the gradient norm of sharded gradients, and the full
-(unsharded) weights for a checkpoint or an inference engine.
+in its pre-forward hook; DDP prepares its reducer in its forward). What differs
+between strategies: the wrapped module, whether a rank starts from its shard alone
+(``starts_sharded``, see ``trainer/sharded_start.py``), which backward passes
+synchronise gradients, the gradient norm of sharded gradients, fp16's gradient scaler,
+and how the full (unsharded) weights reach a checkpoint or an inference engine.
 """
 
 from __future__ import annotations
@@ -70,54 +73,12 @@ def _decoder_layers(model: nn.Module) -> list[nn.Module]:
     return list(getattr(decoder, "layers", []))
 
 
-def wrap(model: nn.Module, ctx: RankContext, device: torch.device) -> nn.Module:
-    """``model`` inside a :class:`LogprobModule`, wrapped for ``ctx.strategy``. The
-    optimizer must be built after this: FSDP2 replaces the parameters by sharded ones."""
-    module = LogprobModule(model)
-    if ctx.strategy == "single":
-        return module
-    if ctx.strategy == "ddp":
-        from torch.nn.parallel import DistributedDataParallel
-
-        return DistributedDataParallel(
-            module,
-            device_ids=[device.index] if device.type == "cuda" else None,
-            find_unused_parameters=_has_unused_parameters(model),
-        )
-    if ctx.strategy == "fsdp2":
-        from torch.distributed.device_mesh import init_device_mesh
-        from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard
-
-        mesh = init_device_mesh(device.type, (ctx.world_size,))
-        extra: dict[str, Any] = {"mesh": mesh}
-        if ctx.cpu_offload:
-            # pinned host memory speeds the copies to a GPU; without one, pinning fails
-            pin = device.type == "cuda"
-            extra["offload_policy"] = CPUOffloadPolicy(pin_memory=pin)
-        for layer in _decoder_layers(model):
-            fully_shard(layer, **extra)
-        fully_shard(module, **extra)  # the rest: embeddings, final norm, (tied) head
-        return module
-    raise ValueError(f"unknown parallel strategy {ctx.strategy!r}")
-
-
 def process_group_backend(device: str) -> str:
     """The ranks' ``torch.distributed`` backend on ``device``: gloo on the CPU; on GPUs
     NCCL for CUDA tensors and gloo for CPU ones (``trainer.parallel.cpu_offload`` keeps
     the shards in host memory, and clipping their gradients all-reduces a norm computed
     there), as torchtune, torchtitan and verl open it."""
     return "cuda:nccl,cpu:gloo" if device.startswith("cuda") else "gloo"
-
-
-def grad_sync(
-    wrapped: nn.Module, ctx: RankContext, last: bool
-) -> contextlib.AbstractContextManager:
-    """The context of one backward pass: DDP all-reduces only in the step's last one
-    (earlier ones accumulate locally); FSDP2 reduce-scatters in every one (each rank
-    runs the same number of passes, so the collectives pair up)."""
-    if ctx.strategy == "ddp" and not last:
-        return wrapped.no_sync()
-    return contextlib.nullcontext()
 
 
 def grad_norm_value(norm: torch.Tensor) -> float:
@@ -127,6 +88,161 @@ def grad_norm_value(norm: torch.Tensor) -> float:
     if isinstance(norm, DTensor):
         norm = norm.full_tensor()
     return float(norm)
+
+
+class Single:
+    """One process: the model as it is. The base of the strategies: what DDP and FSDP2
+    do differently, they override."""
+
+    name = "single"
+    #: whether the models are sharded (their forwards are collectives, to be paired)
+    sharded = False
+    #: whether a rank builds the model on ``meta`` and loads only its shard
+    starts_sharded = False
+
+    def __init__(self, ctx: RankContext, device: torch.device, mixed_precision: str = "no") -> None:
+        self.ctx = ctx
+        self.device = device
+        #: ``trainer.mixed_precision`` resolved for the device ("no", "bf16", "fp16")
+        self.mixed_precision = mixed_precision
+
+    @property
+    def reentrant_checkpointing(self) -> bool:
+        """Activation checkpointing that re-enters autograd (HF's default) is only for
+        one process; DDP's and FSDP2's hooks need the non-reentrant kind."""
+        return not self.ctx.distributed
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        """``model`` inside a :class:`LogprobModule`, wrapped for the strategy. The
+        optimizer must be built after this: FSDP2 replaces the parameters by shards."""
+        return LogprobModule(model)
+
+    def wrap_frozen(self, model: nn.Module) -> nn.Module:
+        """A model that is never trained (the KL reference), as its forwards call it."""
+        return LogprobModule(model)
+
+    def grad_sync(self, wrapped: nn.Module, last: bool) -> contextlib.AbstractContextManager:
+        """The context of one backward pass (``last``: the step's last one)."""
+        return contextlib.nullcontext()
+
+    def clip_grad_norm(self, params: list[nn.Parameter], limit: float) -> float:
+        """Clip the gradients of ``params`` to ``limit`` in total; their norm before."""
+        return grad_norm_value(torch.nn.utils.clip_grad_norm_(params, limit))
+
+    def grad_scaler(self) -> Any:
+        """fp16's loss scaler (its gradients underflow without one); None otherwise."""
+        if self.mixed_precision != "fp16":
+            return None
+        return torch.amp.GradScaler(self.device.type)
+
+    def sync_weights(self, model: nn.Module) -> dict[str, torch.Tensor]:
+        """The policy's full weights for an inference engine (LoRA merged, base-model
+        names): every rank holds them whole here."""
+        from reinforge.trainer.policy_model import merged_state_dict
+
+        return merged_state_dict(model)
+
+
+class DDP(Single):
+    """Every rank holds the whole model; gradients are all-reduced in the last backward
+    of a step."""
+
+    name = "ddp"
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        from torch.nn.parallel import DistributedDataParallel
+
+        return DistributedDataParallel(
+            LogprobModule(model),
+            device_ids=[self.device.index] if self.device.type == "cuda" else None,
+            find_unused_parameters=_has_unused_parameters(model),
+        )
+
+    def grad_sync(self, wrapped: nn.Module, last: bool) -> contextlib.AbstractContextManager:
+        """Earlier backward passes accumulate locally; the last one all-reduces."""
+        return contextlib.nullcontext() if last else wrapped.no_sync()
+
+
+class FSDP2(Single):
+    """Parameters, gradients and optimizer state sharded over the ranks (torch's
+    ``fully_shard``: each decoder layer one unit, the rest the root's); FSDP2
+    reduce-scatters in every backward (each rank runs the same number of passes, so
+    the collectives pair up). Under bf16 mixed precision the shards stay fp32 (the
+    optimizer's master weights) and each layer is gathered in bf16 for its forward."""
+
+    name = "fsdp2"
+    sharded = True
+    starts_sharded = True
+
+    def _shard_options(self, *, trained: bool) -> dict[str, Any]:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy
+
+        options: dict[str, Any] = {
+            "mesh": init_device_mesh(self.device.type, (self.ctx.world_size,))
+        }
+        if self.ctx.cpu_offload:
+            # pinned host memory speeds the copies to a GPU; without one, pinning fails
+            options["offload_policy"] = CPUOffloadPolicy(pin_memory=self.device.type == "cuda")
+        if trained and self.mixed_precision == "bf16":
+            options["mp_policy"] = MixedPrecisionPolicy(
+                param_dtype=torch.bfloat16, reduce_dtype=torch.float32
+            )
+        return options
+
+    def _shard(self, model: nn.Module, *, trained: bool) -> nn.Module:
+        from torch.distributed.fsdp import fully_shard
+
+        options = self._shard_options(trained=trained)
+        module = LogprobModule(model)
+        for layer in _decoder_layers(model):
+            fully_shard(layer, **options)
+        fully_shard(module, **options)  # the rest: embeddings, final norm, (tied) head
+        return module
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        return self._shard(model, trained=True)
+
+    def wrap_frozen(self, model: nn.Module) -> nn.Module:
+        return self._shard(model, trained=False)
+
+    def grad_scaler(self) -> Any:
+        if self.mixed_precision != "fp16":
+            return None
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler(self.device.type)
+
+    def sync_weights(self, model: nn.Module) -> dict[str, torch.Tensor]:
+        """A collective: every rank calls it, rank 0 gets the gathered weights, the
+        others an empty dict."""
+        full = full_state_dict(model)
+        return merged_from_full(model, full) if self.ctx.is_main else {}
+
+
+def grad_sync(
+    wrapped: nn.Module, ctx: RankContext, last: bool
+) -> contextlib.AbstractContextManager:
+    """``make_strategy(ctx, ...).grad_sync(wrapped, last)``, for callers that hold a
+    rank context and no strategy."""
+    return make_strategy(ctx, torch.device("cpu")).grad_sync(wrapped, last)
+
+
+STRATEGIES: dict[str, type[Single]] = {"single": Single, "ddp": DDP, "fsdp2": FSDP2}
+
+
+def make_strategy(ctx: RankContext, device: torch.device, mixed_precision: str = "no") -> Single:
+    """The strategy ``ctx`` names (``trainer.parallel.strategy``; ``single`` for one
+    process), for this rank on ``device``."""
+    name = ctx.strategy if ctx.distributed else "single"
+    try:
+        kind = STRATEGIES[name]
+    except KeyError:
+        raise ValueError(
+            f"trainer.parallel.strategy: unknown parallel strategy {name!r} "
+            f"(known: {', '.join(STRATEGIES)})"
+        ) from None
+    return kind(ctx, device, mixed_precision)
 
 
 def is_sharded(model: nn.Module) -> bool:
