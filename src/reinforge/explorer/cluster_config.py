@@ -22,8 +22,13 @@ class ClusterConfig(StrictModel):
     num_cpus: int | None = Field(None, ge=1)
     #: runner actors; each runs ``runner_concurrency / runner_actors`` workflows at once
     runner_actors: int = Field(2, ge=1)
-    #: how the placement group's bundles (one per replica, one per runner actor) spread
+    #: how the bundles of the vLLM replicas and the trainer ranks are placed (PACK: as
+    #: few nodes as fit, so the ranks' collectives stay on one node where they can)
     placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "PACK"
+    #: how the runner actors' bundles (a placement group of their own) are placed;
+    #: SPREAD puts them on as many nodes as there are actors, so the workflows' CPU
+    #: work (tools, environments, reward code) uses every node of the cluster
+    runner_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "SPREAD"
     #: CPUs reserved per runner actor and per vLLM replica actor
     runner_cpus: float = Field(0.5, gt=0)
     engine_cpus: float = Field(1.0, gt=0)

@@ -1,4 +1,4 @@
-"""The Ray backend: runner actors and vLLM replica actors in a placement group.
+"""The Ray backend: runner actors and vLLM replica actors in the run's placement groups.
 
 The scheduler contract is the local one (``run(requests, on_result)``). A request
 crosses to an actor as plain data (its Task as ``Task.to_dict``, rebuilt with
@@ -220,8 +220,10 @@ class RayReplica:
 
 
 class Placement:
-    """One placement group for a run: a bundle per vLLM replica, one per runner actor,
-    then one per trainer rank.
+    """The run's placement groups: one with a bundle per vLLM replica, then one per
+    trainer rank (``placement_strategy``, PACK by default), and one with a bundle per
+    runner actor (``runner_strategy``, SPREAD by default: on a cluster of several nodes
+    the rollouts run on all of them instead of the node that had room first).
 
     Where the Ray cluster has GPUs, each replica's bundle and each trainer rank's
     reserves one (``num_gpus=1``), so Ray hands every replica and rank a GPU of its
@@ -237,51 +239,66 @@ class Placement:
         trainer_cpus: float = 1.0,
     ) -> None:
         import ray
-        from ray.util.placement_group import placement_group
 
         self.replicas = replicas
         self.runners = cluster.runner_actors
         self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
         gpu = {"GPU": self.gpus} if self.gpus else {}
         bundles = [{"CPU": cluster.engine_cpus, **gpu}] * replicas
-        bundles += [{"CPU": cluster.runner_cpus}] * cluster.runner_actors
         bundles += [{"CPU": trainer_cpus, **gpu}] * trainer_ranks
-        self.group = placement_group(bundles, strategy=cluster.placement_strategy)
+        self.groups: list[Any] = []
         try:
-            ray.get(self.group.ready(), timeout=timeout)
+            # the GPU and rank bundles first: the runners take what CPUs are left
+            self.group = self._reserve(bundles, cluster.placement_strategy, timeout)
+            runners = [{"CPU": cluster.runner_cpus}] * cluster.runner_actors
+            self.runner_group = self._reserve(runners, cluster.runner_strategy, timeout)
         except Exception as exc:
             self.remove()
             raise RuntimeError(
-                f"Ray could not place {replicas} replica(s) x {cluster.engine_cpus} CPU, "
-                f"{cluster.runner_actors} runner actor(s) x {cluster.runner_cpus} CPU and "
+                f"Ray could not place {replicas} replica(s) x {cluster.engine_cpus} CPU and "
                 f"{trainer_ranks} trainer rank(s) x {trainer_cpus} CPU"
-                f"{' and 1 GPU each (replicas, ranks)' if self.gpus else ''} "
-                f"({cluster.placement_strategy}) within {timeout:g}s: {exc}; lower "
+                f"{' and 1 GPU each' if self.gpus else ''} ({cluster.placement_strategy}), "
+                f"and {cluster.runner_actors} runner actor(s) x {cluster.runner_cpus} CPU "
+                f"({cluster.runner_strategy}) within {timeout:g}s: {exc}; lower "
                 "cluster.engine_cpus / runner_cpus or add nodes"
             ) from exc
 
-    def bundle(self, index: int) -> dict[str, Any]:
+    def _reserve(self, bundles: list[dict[str, float]], strategy: str, timeout: float) -> Any:
+        """A placement group of ``bundles``, once Ray has reserved them (None for none)."""
+        import ray
+        from ray.util.placement_group import placement_group
+
+        if not bundles:
+            return None
+        group = placement_group(bundles, strategy=strategy)
+        self.groups.append(group)
+        ray.get(group.ready(), timeout=timeout)
+        return group
+
+    @staticmethod
+    def _bundle(group: Any, index: int) -> dict[str, Any]:
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=index)
+        strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=index)
         return {"scheduling_strategy": strategy}
 
     def replica(self, index: int) -> dict[str, Any]:
-        return self.bundle(index)
+        return self._bundle(self.group, index)
 
     def runner(self, index: int) -> dict[str, Any]:
-        return self.bundle(self.replicas + index)
+        return self._bundle(self.runner_group, index)
 
     def trainer_rank(self, index: int) -> dict[str, Any]:
         """Actor options of trainer rank ``index``: its bundle, and its GPU if any."""
-        options = self.bundle(self.replicas + self.runners + index)
+        options = self._bundle(self.group, self.replicas + index)
         return {**options, "num_gpus": self.gpus} if self.gpus else options
 
     def remove(self) -> None:
         from ray.util.placement_group import remove_placement_group
 
-        with contextlib.suppress(Exception):
-            remove_placement_group(self.group)
+        for group in self.groups:
+            with contextlib.suppress(Exception):
+                remove_placement_group(group)
 
 
 def replica_factory(
