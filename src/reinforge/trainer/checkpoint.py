@@ -219,7 +219,16 @@ def save_policy(trainer: Any, folder: Path) -> None:
 def _save_policy(trainer: Any, folder: Path) -> None:
     from reinforge.trainer.sharding.strategy import full_state_dict, is_sharded
 
-    full = full_state_dict(trainer.model) if is_sharded(trainer.model) else None
+    full = None
+    if is_sharded(trainer.model) and hasattr(trainer.model, "peft_config"):
+        # an adapter folder holds the adapter only: gather just its tensors
+        from reinforge.trainer.weight_stream import lora_adapter_buckets
+
+        full = {}
+        for bucket in lora_adapter_buckets(trainer.model, keep=trainer.rank.is_main):
+            full.update(bucket)
+    elif is_sharded(trainer.model):
+        full = full_state_dict(trainer.model)
     if not trainer.rank.is_main:
         return
     extra = {} if full is None else {"state_dict": full}
