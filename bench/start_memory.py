@@ -48,9 +48,18 @@ def _status(field: str) -> int:
     raise KeyError(field)
 
 
+#: the step's rows and their length (prompt + response), set by --rows/--row-tokens
+ROWS = {"rows": 4, "length": 12}
+
+
 def settings() -> dict[str, Any]:
-    """GRPO without KL, 4 rows of 12 tokens: the step only has to exist (AdamW's state)."""
-    return {"algorithm_args": {"kl_loss": "none"}, "micro_batch_size": 4}
+    """GRPO without KL, one micro-batch of the step's rows, no prompt sharing (the
+    plan's activations count every row's tokens)."""
+    return {
+        "algorithm_args": {"kl_loss": "none"},
+        "micro_batch_size": ROWS["rows"],
+        "share_prompts": False,
+    }
 
 
 def experiences() -> list[Any]:
@@ -59,11 +68,12 @@ def experiences() -> list[Any]:
 
     out = []
     generator = torch.Generator().manual_seed(0)
-    for i in range(4):
+    length = ROWS["length"]
+    for i in range(ROWS["rows"]):
         exp = Experience(
-            tokens=torch.randint(10, 40000, (12,), generator=generator),
-            prompt_length=8,
-            logprobs=-torch.rand(4, generator=generator),
+            tokens=torch.randint(10, 40000, (length,), generator=generator),
+            prompt_length=length // 2,
+            logprobs=-torch.rand(length - length // 2, generator=generator),
             reward=float(i % 2),
         )
         exp.eid = EID(batch=1, task=i // 2, run=i % 2)
@@ -71,7 +81,9 @@ def experiences() -> list[Any]:
     return out
 
 
-def rank(index: int, world: int, model: str, folder: str, sharded: bool) -> None:
+def rank(
+    index: int, world: int, model: str, folder: str, sharded: bool, rows: dict[str, int]
+) -> None:
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from reinforge.trainer.sharding.strategy import FSDP2, RankContext
@@ -79,6 +91,7 @@ def rank(index: int, world: int, model: str, folder: str, sharded: bool) -> None
     from reinforge.trainer.trainer_config import TrainerConfig
 
     torch.set_num_threads(1)
+    ROWS.update(rows)
     if world > 1:
         dist.init_process_group(
             "gloo", init_method=f"file://{folder}/rdv", rank=index, world_size=world
@@ -117,7 +130,7 @@ def rank(index: int, world: int, model: str, folder: str, sharded: bool) -> None
 
 
 def measure(model: str, world: int, sharded: bool, folder: str) -> list[dict[str, Any]]:
-    mp.spawn(rank, args=(world, model, folder, sharded), nprocs=world)
+    mp.spawn(rank, args=(world, model, folder, sharded, ROWS), nprocs=world)
     return [
         json.loads(Path(folder, f"{sharded}-{world}-{i}.json").read_text()) for i in range(world)
     ]
@@ -135,7 +148,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a catalog name or model folder (default: random 0.5B)")
     parser.add_argument("--world", type=int, nargs="+", default=[2])
+    parser.add_argument("--rows", type=int, default=4, help="rows of the measured step")
+    parser.add_argument("--row-tokens", type=int, default=12, help="tokens of each row")
     args = parser.parse_args()
+    ROWS.update(rows=args.rows, length=args.row_tokens)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from reinforge.models.catalog import resolve_model_path
     from reinforge.trainer.memory_plan import ModelShape, RunShape, plan_memory
@@ -153,7 +169,7 @@ def main() -> None:
             data = settings()
             if world > 1:
                 data["parallel"] = {"world_size": world, "strategy": "fsdp2"}
-            run = RunShape(row_tokens=12, runtime_bytes=0, engine_dtype=None)
+            run = RunShape(row_tokens=args.row_tokens, runtime_bytes=0, engine_dtype=None)
             plan = plan_memory(shape, TrainerConfig.model_validate(data), run)
             starts = (False, True) if world > 1 else (False,)
             for sharded in starts:

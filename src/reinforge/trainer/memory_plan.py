@@ -7,7 +7,8 @@ precision, LoRA, a KL reference, AdamW, CPU offload, activation checkpointing an
 micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
 
 - state (exact): parameters, gradients and AdamW's two moments, sharded 1/N under
-  FSDP2, whole on every rank under DDP; what ``Trainer.state_bytes`` reports;
+  FSDP2, whole on every rank under DDP; what ``Trainer.state_bytes`` reports; and
+  the optimizer step's temporary (one more copy of the trainable parameters);
 - reference (exact): the frozen KL model, in bf16 under bf16 mixed precision;
 - gathered (FSDP2): the units a rank holds whole at a time: the root (embeddings, head,
   final norm) and two decoder layers (the one running and the one prefetched), in the
@@ -164,13 +165,15 @@ class MemoryPlan:
         where = (
             "one process" if self.world_size == 1 else f"{self.world_size} ranks, {self.strategy}"
         )
+        who = "the trainer (in the driver's process)" if self.world_size == 1 else "each rank"
         out = [
             f"model {self.shape.name or '?'}: {self.shape.parameters / 1e9:.2f}B parameters ({where})",
-            f"each rank at most {self.rank_total / GIB:.2f} GiB during a step:",
+            f"{who} at most {self.rank_total / GIB:.2f} GiB during a step:",
         ]
         out += [f"  {k}: {v / GIB:.2f} GiB" for k, v in self.rank.items() if v]
-        out.append(f"each rank while it starts: {self.start_bytes / GIB:.2f} GiB")
-        out.append(f"the driver: {self.driver_total / GIB:.2f} GiB")
+        out.append(f"{who} while it starts: {self.start_bytes / GIB:.2f} GiB")
+        besides = " besides the trainer" if self.world_size == 1 else ""
+        out.append(f"the driver{besides}: {self.driver_total / GIB:.2f} GiB")
         out += [f"  {k}: {v / GIB:.2f} GiB" for k, v in self.driver.items() if v]
         return out + self.notes
 
@@ -203,17 +206,18 @@ def _activations(shape: ModelShape, cfg: TrainerConfig, run: RunShape, act: int)
     row_length = min(run.row_tokens, tokens)
     kv = shape.kv_heads * shape.head_dim
     h, i = shape.hidden, shape.intermediate
-    # per token and layer: norms' inputs and outputs, q/k/v, attention output, o_proj's
-    # input, the MLP's gate, up, activation and product, down_proj's input
-    per_token = act * (8 * h + 2 * kv + 4 * i)
+    # per token and layer: both norms' inputs and outputs, q/k/v, the attention's
+    # output (o_proj's input), the MLP's gate, up, activation and product
+    per_token = act * (6 * h + 2 * kv + 4 * i)
     if cfg.attn_implementation != "sdpa" and row_length <= 512:
-        per_token += act * 2 * shape.heads * row_length  # eager: scores and softmax
-    residual = 4 * h  # the residual stream stays in the parameters' fp32
+        per_token += act * shape.heads * row_length  # eager attention: the softmax
+    residual = 4 * h  # a layer's input (the residual stream, in the parameters' fp32)
     if cfg.checkpoint_activations:
         saved = shape.layers * tokens * residual + tokens * per_token
     else:
-        saved = shape.layers * tokens * (per_token + residual)
-    logits = VOCAB_CHUNK * shape.vocab * (act + 4 + 4)  # logits, fp32 copy, log-softmax
+        saved = shape.layers * tokens * per_token
+    # the vocabulary projection's chunk: logits, their fp32 copy, the log-softmax
+    logits = min(VOCAB_CHUNK, tokens) * shape.vocab * (act + 4 + 4)
     return saved + logits
 
 
@@ -242,6 +246,8 @@ def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = No
     r["frozen base"] = (params * dtype // share) if lora else 0
     r["gradients"] = trainable * tbytes // share
     r["optimizer"] = 2 * trainable * tbytes // share
+    # AdamW's foreach step makes one temporary per parameter (the moments' square root)
+    r["optimizer step"] = trainable * tbytes // share
     if strategy == "ddp":
         r["ddp buckets"] = trainable * tbytes  # DDP's all-reduce copy of the gradients
     if spec.use_reference and not lora:
