@@ -205,12 +205,12 @@ def trainer_config(changes: dict[str, Any]) -> Any:
 def instrument(trainer: Any) -> Clock:
     """Time the trainer's phases (see the module docstring) on this trainer only."""
     clock = Clock()
-    clock.wrap(trainer, "prepare", "preparation (advantages, order, collate, layout)")
+    clock.wrap(trainer.planner, "plan", "preparation (advantages, order, collate, layout)")
     clock.wrap(trainer, "_ref_logprobs", "  of which reference passes")
     clock.wrap(trainer.forward_module, "forward", "forward passes (policy)")
-    clock.wrap(trainer, "_optimizer_step", "optimizer (clip + AdamW)")
+    clock.wrap(trainer.learner, "optimizer_step", "optimizer (clip + AdamW)")
     clock.wrap(trainer, "_housekeeping", "housekeeping (free memory)")
-    backward = trainer._backward
+    backward = trainer.learner.backward
 
     def timed_backward(loss: torch.Tensor) -> None:
         clock.in_backward = True
@@ -220,7 +220,7 @@ def instrument(trainer: Any) -> Clock:
         finally:
             clock.in_backward = False
 
-    trainer._backward = timed_backward
+    trainer.learner.backward = timed_backward
     model = trainer.model
     clock.hook(model.get_output_embeddings(), "logits")
     base = model.get_base_model() if hasattr(model, "peft_config") else model
@@ -254,10 +254,9 @@ def step_flops(model_path: Path, changes: dict, batch: list, pad: int) -> dict[s
 
     cfg = trainer_config(changes)
     trainer = Trainer(model_path, cfg, pad_token_id=pad)
-    exps, _ = trainer.usable_experiences(copy.deepcopy(batch))
-    prepared = trainer.prepare(exps)
+    plan = trainer.planner.plan(copy.deepcopy(batch), trainer.model_version)
     with FlopCounterMode(display=False) as counter, torch.no_grad(), trainer._autocast():
-        for b in prepared.batches:
+        for b in (mb.batch.to(trainer.device) for mb in plan.shares[0].micro_batches):
             trainer._use_attention(trainer.model, b)
             trainer.forward_module(b, only=b.loss_mask)
     forward = float(counter.get_total_flops())

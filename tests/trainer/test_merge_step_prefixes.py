@@ -15,7 +15,7 @@ from reinforge.core import Experience, Task
 from reinforge.core.eid import EID
 from reinforge.models.engines.hf import HFEngine
 from reinforge.models.model_wrapper import ModelWrapper
-from reinforge.trainer import trainer as trainer_module
+from reinforge.trainer import step_planner as planner_module
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -54,7 +54,7 @@ def _train(path: Path, exps: list[Experience], monkeypatch, step_gradient, **cfg
         rows.append(len(batch_exps))
         return collate(batch_exps, pad)
 
-    monkeypatch.setattr(trainer_module, "collate", recording_collate)
+    monkeypatch.setattr(planner_module, "collate", recording_collate)
     config = {"algorithm": "gigpo", "lr": 1e-3, "micro_batch_size": 4, **cfg}
     trainer = Trainer(path, TrainerConfig.model_validate(config), pad_token_id=2)
     grads, metrics = step_gradient(trainer, copy.deepcopy(exps))

@@ -87,7 +87,7 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
 ) -> None:
     """Every micro-batch the trainer collates stays within ``micro_batch_tokens``
     (here about two rows), and the summed gradient equals the one-pass gradient."""
-    from reinforge.trainer import trainer as trainer_module
+    from reinforge.trainer import step_planner as planner_module
 
     base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 8}
     whole = Trainer(tiny_model_path, TrainerConfig.model_validate(base), pad_token_id=2)
@@ -103,7 +103,7 @@ def test_trainer_never_forwards_more_than_the_budget_and_the_gradient_is_the_sam
         shapes.append(tuple(batch.input_ids.shape))
         return batch
 
-    monkeypatch.setattr(trainer_module, "collate", recording_collate)
+    monkeypatch.setattr(planner_module, "collate", recording_collate)
     cfg = TrainerConfig.model_validate({**base, "micro_batch_tokens": budget})
     split = Trainer(tiny_model_path, cfg, pad_token_id=2)
     got, metrics = step_gradient(split, copy.deepcopy(sampled))

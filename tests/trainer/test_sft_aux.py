@@ -64,7 +64,7 @@ def _gradients(path: Path, sft_aux: dict[str, Any] | None, demos) -> tuple[dict,
             captured[name] = p.grad.detach().clone()
         return 0.0
 
-    trainer._optimizer_step = capture
+    trainer.learner.optimizer_step = capture
     result = trainer.train_step(_rl_batch(), demonstrations=demos)
     return captured, result.metrics
 

@@ -294,7 +294,7 @@ def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
     """Experiences are ordered by length before micro-batching (less padding), and the
     update does not depend on the order they arrive in: the summed gradient of the
     sorted micro-batches is the one of the whole batch in a single pass."""
-    from reinforge.trainer import trainer as trainer_module
+    from reinforge.trainer import step_planner
 
     # the sampled responses all have 6 tokens: cut them to 1..6 tokens (prefixes keep
     # the rollout log-probs on-policy), then let them arrive with lengths mixed:
@@ -336,7 +336,7 @@ def test_micro_batches_are_sorted_by_length_and_give_the_whole_batch_gradient(
         formed.append(([len(e.tokens) for e in exps], batch.input_ids.shape[1]))
         return batch
 
-    monkeypatch.setattr(trainer_module, "collate", recording_collate)
+    monkeypatch.setattr(step_planner, "collate", recording_collate)
     # (share_prompts orders a group's rows together instead: tests/trainer/test_shared_prompts.py)
     split = Trainer(
         tiny_model_path,

@@ -7,12 +7,11 @@ SFT run), else from the base model.
 
 from __future__ import annotations
 
-from typing import Any
-
 from reinforge.config import ConfigError
 from reinforge.launcher.gpu_plan import ray_trainer_ranks
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.checkpoint import CheckpointManager
+from reinforge.trainer.handle import TrainerHandle
 from reinforge.trainer.init_weights import init_weights, resolve_init_from
 from reinforge.trainer.trainer import Trainer
 
@@ -31,7 +30,7 @@ def run_checkpoints(session: RunSession) -> CheckpointManager:
     )
 
 
-def make_trainer(session: RunSession) -> tuple[Trainer, int]:
+def make_trainer(session: RunSession) -> tuple[TrainerHandle, int]:
     """A trainer (in process, or the handle of ``trainer.parallel.world_size`` ranks),
     restored from the newest loadable checkpoint; returns it and its last trained step.
     The session stops the trainer's ranks when it closes."""
@@ -52,7 +51,8 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
     # one rank too when Ray reserved it a GPU (not the driver's unreserved cuda:0)
     ray_rank = session.placement is not None and ray_trainer_ranks(cfg, session.placement.gpus)
     if parallel.world_size > 1 or parallel.listen is not None or ray_rank:
-        from reinforge.trainer.parallel.ranked_trainer import RankedTrainer, rank_listener
+        from reinforge.trainer.parallel.rank_start import rank_listener
+        from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
 
         listener = rank_listener(parallel)
         session.reporter.info(
@@ -61,7 +61,7 @@ def make_trainer(session: RunSession) -> tuple[Trainer, int]:
             f"{', as Ray actors' if session.placement is not None else ''}"
             f"{f', started by a launcher, on {parallel.listen}' if listener else ''})"
         )
-        trainer: Any = RankedTrainer(
+        trainer: TrainerHandle = RankedTrainer(
             session.model_dir,
             cfg.trainer,
             pad_token_id=pad,
@@ -111,8 +111,8 @@ def in_process_device(session: RunSession) -> str | None:
     return choose_device(session.cfg.trainer.device, 0, plan.rank_device(0, in_process=True))[1]
 
 
-def save_run_checkpoint(session: RunSession, trainer: Trainer, trained_step: int) -> None:
-    if getattr(trainer, "stopped", False):  # ranks stopped by an interrupt mid-step
+def save_run_checkpoint(session: RunSession, trainer: TrainerHandle, trained_step: int) -> None:
+    if trainer.stopped:  # ranks stopped by an interrupt mid-step
         session.reporter.warn(
             "the trainer ranks were stopped in the middle of a step, so no checkpoint "
             "was saved now; the same command resumes from the last saved one"

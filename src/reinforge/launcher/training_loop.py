@@ -69,7 +69,7 @@ class TrainingLoop:
             logger.warning("step %d has no stored experiences; training skipped", step)
             return StepResult.skip()
         reporter = self.session.reporter
-        ranks = getattr(self.trainer, "world_size", 1)
+        ranks = self.trainer.world_size
         label = f"training step {step}" + (f" on {ranks} ranks" if ranks > 1 else "")
         return self.trainer.train_step(
             exps,

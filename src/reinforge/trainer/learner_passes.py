@@ -1,14 +1,12 @@
-"""The update side of a step (DESIGN.md's learner): one micro-batch's forward, loss
-and backward, the demonstrations' SFT passes, and the empty passes that keep ranks'
-collectives paired.
-
-Split out of ``trainer.py`` so that the trainer stays one class under the house rules;
-these run on the trainer's model and add to its gradients, but never step the optimiser.
+"""The passes of a learner's update (``learner.py``): one micro-batch's forward, loss and
+backward, and the demonstrations' SFT passes. They add to the gradients but never step
+the optimiser; their inputs are tensors (``RankShare``), never experiences.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,73 +22,76 @@ from reinforge.algorithms import (
 )
 from reinforge.algorithms.policy_loss import sft_loss
 from reinforge.core.metric_names import LOSS, MAX_OVER_MICRO_BATCHES, MIN_OVER_MICRO_BATCHES
-from reinforge.trainer.old_logprobs import (
-    compared_tokens,
-    old_logprobs,
-    sampler_logprobs,
-    sampler_mismatch,
-)
-from reinforge.trainer.prepared_step import PreparedStep
+from reinforge.trainer.old_logprobs import compared_tokens, old_logprobs, sampler_mismatch
+from reinforge.trainer.prepared_step import MicroBatch, RankShare
 from reinforge.trainer.sharding.rank_metrics import sum_over_ranks
-from reinforge.trainer.sharding.strategy import grad_sync
 
 if TYPE_CHECKING:
-    from reinforge.trainer.trainer import Trainer
+    from reinforge.trainer.learner import Learner
 
 
-def empty_pass(trainer: Trainer) -> None:
-    """A forward and backward that adds zero to every gradient (see ``_empty_batch``)."""
-    with trainer._autocast():
-        logp, _ = trainer.forward_module(trainer._empty_batch(), only=None)
-    trainer._backward(logp.sum() * 0.0)
+@dataclass
+class ReadyBatch:
+    """A micro-batch of the share on the learner's device."""
+
+    planned: MicroBatch
+    #: ``planned.batch`` on the device
+    batch: TrainBatch
+    #: ``planned.own_rows`` on the device
+    own_rows: torch.Tensor
+    #: the reference's token log-probs (with a KL loss), computed before any update
+    ref_logprobs: torch.Tensor | None = None
 
 
-def demonstration_passes(trainer: Trainer, step: PreparedStep, first_slot: int, last: int) -> float:
-    """Forward and backward of the auxiliary SFT term, ``weight x`` the token-mean
-    negative log-likelihood over all demonstration tokens; returns this rank's
-    part of that mean (summed over the ranks when metrics are gathered)."""
-    cfg = trainer.cfg
-    weight = cfg.sft_aux.weight if cfg.sft_aux is not None else 0.0
+def demonstration_passes(
+    learner: Learner, share: RankShare, batches: list[TrainBatch], first_slot: int, last: int
+) -> float:
+    """Forward and backward of the auxiliary SFT term on ``batches`` (this rank's
+    demonstrations on the device), ``weight x`` the token-mean negative log-likelihood
+    over all demonstration tokens; returns this rank's part of that mean (summed over
+    the ranks when metrics are gathered)."""
+    t = learner.trainer
+    weight = t.cfg.sft_aux.weight if t.cfg.sft_aux is not None else 0.0
     mean = 0.0
-    for index in range(step.demo_slots):
-        with grad_sync(trainer.forward_module, trainer.rank, first_slot + index == last):
-            if index >= len(step.demo_batches):
-                empty_pass(trainer)
+    for index in range(share.demo_slots):
+        with t.strategy.grad_sync(t.forward_module, first_slot + index == last):
+            if index >= len(batches):
+                learner.empty_pass()
                 continue
-            batch = step.demo_batches[index]
-            share = float(batch.loss_mask.sum()) / step.demo_tokens
-            trainer._use_attention(trainer.model, batch)
-            with trainer._autocast():
-                logp, _ = trainer.forward_module(batch, only=batch.loss_mask)
+            batch = batches[index]
+            part = float(batch.loss_mask.sum()) / share.demo_tokens
+            t._use_attention(t.model, batch)
+            with t._autocast():
+                logp, _ = t.forward_module(batch, only=batch.loss_mask)
             loss, _ = sft_loss(logp, None, None, batch.loss_mask)
-            trainer._backward(loss * (weight * share))
-            mean += float(loss.detach()) * share
-        trainer._housekeeping()
-    return sum_over_ranks(mean) if trainer.rank.distributed else mean
+            learner.backward(loss * (weight * part))
+            mean += float(loss.detach()) * part
+        t._housekeeping()
+    return sum_over_ranks(mean) if t.rank.distributed else mean
 
 
 def micro_batch_pass(
-    trainer: Trainer, step: PreparedStep, index: int, olds: list[torch.Tensor]
+    learner: Learner, share: RankShare, index: int, ready: ReadyBatch, olds: list[torch.Tensor]
 ) -> dict[str, float]:
-    """Forward, loss and backward of micro-batch ``index``, weighted by its share of
-    the step's loss; returns its metrics. The first pass over a micro-batch fixes its
+    """Forward, loss and backward of micro-batch ``index`` (``ready``), weighted by its share of the
+    step's loss; returns its metrics. The first pass over a micro-batch fixes its
     π_old (appended to ``olds``) and measures the sampler's mismatch; with a
     ``sampler_correction`` each pass weights the tokens by min(π_old/π_sampler, cap)."""
-    spec = trainer.spec
-    mb, batch = step.micro_batches[index], step.batches[index]
+    t = learner.trainer
+    spec = t.spec
+    batch, own = ready.batch, ready.own_rows
     mask = batch.loss_mask
     if spec.loss_agg_mode != "token-mean":
-        weight = len(mb) / len(step.experiences)
+        weight = int(batch.input_ids.shape[0]) / share.total_rows
     else:
-        weight = float(mask.sum()) / step.total_tokens
+        weight = float(mask.sum()) / share.total_tokens
     need_logits = spec.entropy_coef > 0
-    trainer._use_attention(trainer.model, batch)
-    with trainer._autocast():
-        logp, logits = trainer.forward_module(batch, with_logits=need_logits, only=batch.loss_mask)
+    t._use_attention(t.model, batch)
+    with t._autocast():
+        logp, logits = t.forward_module(batch, with_logits=need_logits, only=batch.loss_mask)
     metrics: dict[str, float] = {}
-    own = step.own_rows[index]
-    sampler = sampler_logprobs(mb, batch)
-    compared = compared_tokens(mask, own, mb, sampler)
+    sampler = ready.planned.sampler_logprobs(batch)
+    compared = compared_tokens(mask, own, ready.planned.sampled_rows, sampler)
     if index == len(olds):  # the first pass over this micro-batch
         olds.append(old_logprobs(logp, sampler, own))
         metrics.update(sampler_mismatch(logp, sampler, compared))
@@ -103,9 +104,9 @@ def micro_batch_pass(
         advantages, adv_metrics = spec.batch_advantages(batch, olds[index], **spec.advantage_args)
         batch = dataclasses.replace(batch, advantages=advantages)
         metrics.update(adv_metrics)
-    ref = step.ref_logprobs[index] if spec.kl_in_loss else None
+    ref = ready.ref_logprobs if spec.kl_in_loss else None
     loss, loss_metrics = algorithm_loss(spec, logp, olds[index], logits, ref, batch, token_weights)
-    trainer._backward(loss * weight)
+    learner.backward(loss * weight)
     loss_metrics[LOSS] = float(loss.detach())
     return {**metrics, **loss_metrics}
 

@@ -124,12 +124,12 @@ def sampler_mismatch(
 
 
 def compared_tokens(
-    mask: torch.Tensor, own: torch.Tensor, exps: Sequence[Experience], sampler: torch.Tensor | None
+    mask: torch.Tensor, own: torch.Tensor, sampled: torch.Tensor, sampler: torch.Tensor | None
 ) -> torch.Tensor:
     """``[B, T]`` bool: the trained tokens whose π_old is the trainer's own and that have
-    a sampled log-prob, where the sampler's numbers can be set against the trainer's."""
+    a sampled log-prob (``sampled``: ``[B]`` bool, the rows that carry them), where the
+    sampler's numbers can be set against the trainer's."""
     compared = mask & own[:, None]
     if sampler is not None:
-        sampled = [e.logprobs is not None for e in exps]
-        compared &= torch.tensor(sampled, device=mask.device)[:, None]
+        compared &= sampled.to(mask.device)[:, None]
     return compared

@@ -1,4 +1,10 @@
-"""``PreparedStep``: a training step's inputs, made ready before any weight changes."""
+"""What the planner hands a learner: a rank's share of one step, tensors only.
+
+The driver's :class:`~reinforge.trainer.step_planner.StepPlanner` turns a step's
+experiences into one :class:`RankShare` per rank; a learner (``learner.py``) updates the
+weights from its share alone. Nothing here holds an ``Experience``: a share pickles to
+the micro-batches' tensors and a few numbers, which is all a rank process receives.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +13,64 @@ from dataclasses import dataclass, field
 import torch
 
 from reinforge.algorithms import TrainBatch
-from reinforge.core import Experience
+from reinforge.core.metric_names import (
+    TRAIN_EXPERIENCES,
+    TRAIN_ROWS,
+    TRAIN_SAMPLES_PER_MIN,
+    TRAIN_STEP_TIME,
+    TRAIN_TOKENS,
+    TRAIN_WORLD_SIZE,
+)
+from reinforge.trainer.step_result import StepResult
 
 
 @dataclass
-class PreparedStep:
-    """What the update phase of a step consumes, one entry per micro-batch.
+class MicroBatch:
+    """One micro-batch as a learner trains it (CPU tensors until the learner moves them)."""
 
-    Everything here is computed with the weights as they were when the step began:
-    the advantages (already set on the experiences), the reference's log-probs, and
-    which rows take π_old from the trainer's own first pass.
+    #: the rows collated (a ``SharedPromptBatch`` where rows share their prompt)
+    batch: TrainBatch
+    #: ``[B]`` bool: rows whose π_old is the learner's own first-pass log-prob
+    own_rows: torch.Tensor
+    #: ``[B]`` bool: rows that carry the engine's sampled log-probs
+    sampled_rows: torch.Tensor
+    #: ``[B, L - 1]`` the engine's log-probs in the shifted layout, zeros on rows without
+    #: them; None when ``batch.old_logprobs`` has them all, or when no row has any
+    sampler: torch.Tensor | None = None
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the rows, prompt included (what the rank plan balances)."""
+        return int(self.batch.attention_mask.sum())
+
+    def sampler_logprobs(self, batch: TrainBatch) -> torch.Tensor | None:
+        """The engine's log-probs of ``batch`` (this micro-batch on the learner's device)."""
+        if batch.old_logprobs is not None:
+            return batch.old_logprobs
+        return None if self.sampler is None else self.sampler.to(batch.loss_mask.device)
+
+
+@dataclass
+class RankShare:
+    """One rank's part of a step, and the step-wide numbers its loss is scaled by.
+
+    Every micro-batch's loss is weighted by its share of the whole step (of its action
+    tokens, or of its rows), so the ranks' gradients add up to what one process
+    computes on the whole step.
     """
 
-    #: the usable experiences, sorted by length
-    experiences: list[Experience]
-    #: ``experiences`` split into micro-batches
-    micro_batches: list[list[Experience]]
-    #: each micro-batch collated
-    batches: list[TrainBatch]
-    #: the reference's token log-probs per micro-batch (empty without a KL loss)
-    ref_logprobs: list[torch.Tensor]
-    #: ``[B]`` bool per micro-batch: rows whose π_old is the trainer's first-pass log-prob
-    own_rows: list[torch.Tensor]
-    #: action tokens of the whole step (a micro-batch's share of the loss is its part)
+    #: this rank's micro-batches, in training order
+    micro_batches: list[MicroBatch]
+    #: action tokens of the whole step (the token-mean loss's denominator)
     total_tokens: float
-    #: the advantage estimator's metrics, named with the train/ prefix
-    metrics: dict[str, float]
-    #: demonstrations for the auxiliary SFT term (``trainer.sft_aux``), collated per
-    #: micro-batch (this rank's); empty when the step has none or the term's weight is 0
-    demo_batches: list[TrainBatch] = field(default_factory=list)
-    #: micro-batch passes every rank runs per epoch (this rank's ``batches`` first, then
-    #: empty passes); ``len(batches)`` on a single process
+    #: rows of the whole step (the denominator of the other aggregations)
+    total_rows: int
+    #: micro-batch passes every rank runs per epoch (this rank's first, then empty
+    #: passes that pair up the ranks' collectives); 0: ``len(micro_batches)``
     slots: int = 0
-    #: the same for the demonstrations
+    #: this rank's demonstrations for the auxiliary SFT term (``trainer.sft_aux``)
+    demo_batches: list[TrainBatch] = field(default_factory=list)
+    #: the same as ``slots``, for the demonstrations
     demo_slots: int = 0
     #: demonstration tokens of the whole step (each batch's share of the SFT term)
     demo_tokens: float = 0.0
@@ -48,10 +79,52 @@ class PreparedStep:
 
     def __post_init__(self) -> None:
         if not self.slots:
-            self.slots = len(self.batches)
+            self.slots = len(self.micro_batches)
         if not self.demo_slots:
             self.demo_slots = len(self.demo_batches)
-        if self.demo_batches and not self.demo_tokens:
-            self.demo_tokens = float(sum(int(b.loss_mask.sum()) for b in self.demo_batches))
-        if self.demo_batches and not self.demo_count:
-            self.demo_count = sum(int(b.input_ids.shape[0]) for b in self.demo_batches)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens this rank trains on, prompts included (demonstrations too)."""
+        demos = sum(int(b.attention_mask.sum()) for b in self.demo_batches)
+        return sum(mb.tokens for mb in self.micro_batches) + demos
+
+
+@dataclass
+class StepPlan:
+    """The planner's result for one step: each rank's share, and the step's metrics
+    that the planner measured (stale experiences, advantages, prompt sharing)."""
+
+    #: one share per rank, in rank order; empty when the step is skipped
+    shares: list[RankShare]
+    metrics: dict[str, float]
+    #: usable experiences (fresh, with an action token)
+    experiences: int = 0
+    #: rows trained (after merging step prefixes)
+    rows: int = 0
+    #: action tokens trained
+    tokens: float = 0.0
+
+    @property
+    def skipped(self) -> bool:
+        """Nothing usable: no weights change."""
+        return not self.shares
+
+
+def step_result(
+    plan: StepPlan, learned: dict[str, float], seconds: float, world_size: int
+) -> StepResult:
+    """A step's result: the planner's metrics, the learners' (``learned``, rank 0's,
+    which hold every rank's micro-batches), and the step's counts and speed."""
+    metrics = {**plan.metrics, **learned}
+    metrics.update(
+        {
+            TRAIN_EXPERIENCES: float(plan.experiences),
+            TRAIN_ROWS: float(plan.rows),
+            TRAIN_TOKENS: plan.tokens,
+            TRAIN_STEP_TIME: seconds,
+            TRAIN_SAMPLES_PER_MIN: 60.0 * plan.experiences / max(seconds, 1e-9),
+            TRAIN_WORLD_SIZE: float(world_size),
+        }
+    )
+    return StepResult(skipped=False, metrics=metrics)

@@ -1,27 +1,28 @@
-"""The trainer: one optimiser step of an RL (or SFT) algorithm on a batch of experiences.
+"""The trainer: the policy's weights on this process, and one step of an RL (or SFT)
+algorithm on a batch of experiences.
 
-A step has two phases. Preparation (``Trainer.prepare``) uses the weights as they
-are: drop stale experiences, compute advantages (unless an operator already did),
-sort by length and split into micro-batches, collate them, and compute the
-reference's log-probs and which rows take π_old from the trainer's own first pass.
-The update (``Trainer.update``) changes them: for each micro-batch a forward pass,
-token log-probabilities, policy loss (+ KL loss + entropy bonus) and backward with
-the micro-batch's share of the batch loss; then gradient clipping and one AdamW step
-with a linear warm-up. π_old of the importance ratio is the trainer's own first-pass
-log-prob for experiences sampled by the current weights (no extra forward pass), the
-engine's reported log-prob for older ones (``old_logprobs.py``); a reference model is
-loaded only when the algorithm has a KL term.
+A step has two halves. The planner (``step_planner.py``, ``StepPlanner``) uses the
+weights as they are: drop stale experiences, compute advantages (unless an operator
+already did), sort by length and split into micro-batches, collate them, and mark
+which rows take π_old from the learner's own first pass; it hands each rank a share
+of tensors (``prepared_step.py``). The learner (``learner.py``, ``Learner``) changes
+them: for each micro-batch a forward pass, token log-probabilities, policy loss
+(+ KL loss + entropy bonus) and backward with the micro-batch's share of the batch
+loss; then gradient clipping and one AdamW step with a linear warm-up. π_old of the
+importance ratio is the learner's own first-pass log-prob for experiences sampled by
+the current weights (no extra forward pass), the engine's reported log-prob for
+older ones (``old_logprobs.py``); a reference model is loaded only when the
+algorithm has a KL term.
 
-The planner's helpers (advantages, micro-batching, demonstrations) live in
-``step_planner.py``, the learner's passes and loss in ``learner_passes.py``, and the
-optimiser's construction in ``optimizer.py``; ``Trainer`` holds the state and the order.
+In one process ``Trainer.train_step`` is the planner and one learner in turn. On
+several ranks (``parallel/ranked_trainer.py``) the planner runs on the driver and
+each rank's ``Trainer`` runs ``learn`` on its share only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,48 +30,19 @@ from typing import Any
 
 import torch
 
-from reinforge.algorithms import (
-    AlgorithmSpec,
-    TrainBatch,
-    collate,
-    resolve_algorithm,
-)
-from reinforge.algorithms.policy_loss import RATIO_FREE_LOSSES
-from reinforge.algorithms.step_prefixes import merge_step_prefixes
+from reinforge.algorithms import AlgorithmSpec, TrainBatch, resolve_algorithm
 from reinforge.core import Experience
-from reinforge.core.metric_names import (
-    SFT_AUX_EXPERIENCES,
-    SFT_AUX_LOSS,
-    TRAIN_EXPERIENCES,
-    TRAIN_GRAD_NORM,
-    TRAIN_LR,
-    TRAIN_NONFINITE_GRAD,
-    TRAIN_ROWS,
-    TRAIN_SAMPLES_PER_MIN,
-    TRAIN_STALE_DROPPED,
-    TRAIN_STEP_TIME,
-    TRAIN_TOKENS,
-    TRAIN_WORLD_SIZE,
-    train_metric,
-)
+from reinforge.core.metric_names import TRAIN_LR
 from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
-from reinforge.trainer import learner_passes, step_planner
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
-from reinforge.trainer.micro_batches import order_rows
-from reinforge.trainer.old_logprobs import trainer_rows
+from reinforge.trainer.learner import Learner
 from reinforge.trainer.optimizer import build_optimizer
-from reinforge.trainer.policy_model import start_models, trainable_parameters
-from reinforge.trainer.prepared_step import PreparedStep
-from reinforge.trainer.sharding import plan as rank_plan
-from reinforge.trainer.sharding.rank_metrics import (
-    gather_micro_batch_values,
-    rank_times,
-)
+from reinforge.trainer.policy_model import start_models
+from reinforge.trainer.prepared_step import RankShare, step_result
 from reinforge.trainer.sharding.strategy import SINGLE, RankContext, make_strategy
-from reinforge.trainer.shared_prompts import share_prompts, sharing_metrics
-from reinforge.trainer.staleness import staleness_metrics, versions_behind
+from reinforge.trainer.step_planner import StepPlanner
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -78,7 +50,9 @@ logger = logging.getLogger(__name__)
 
 
 class Trainer:
-    """Owns the trainable policy, the optimiser and (when needed) the frozen reference."""
+    """Owns the trainable policy, the optimiser and (when needed) the frozen reference on
+    this process; runs a whole step in process (``train_step``) or a rank's update
+    (``learn``)."""
 
     def __init__(
         self,
@@ -122,6 +96,12 @@ class Trainer:
         self.scaler = self.strategy.grad_scaler()
         self.global_step = 0
         self.model_version = 0
+        #: the driver's half of a step (in this process when there is one rank)
+        self.planner = StepPlanner(
+            cfg, self.spec, pad_token_id=pad_token_id, world_size=rank.world_size
+        )
+        #: the rank's half: the update on this process's share
+        self.learner = Learner(self)
 
     # ---- reference model -------------------------------------------------------------
 
@@ -164,6 +144,11 @@ class Trainer:
 
     # ---- one step --------------------------------------------------------------------
 
+    def reference_logprobs(self, batches: list[TrainBatch]) -> list[torch.Tensor]:
+        """The reference's token log-probs of collated ``batches`` (CPU in, CPU out):
+        what the planner asks for when the reward holds a KL penalty."""
+        return [self._ref_logprobs(b.to(self.device)).cpu() for b in batches]
+
     def train_step(
         self,
         experiences: Sequence[Experience],
@@ -176,196 +161,40 @@ class Trainer:
         ``demonstrations`` add the SFT term of ``trainer.sft_aux`` to the step's loss."""
         start = time.monotonic()
         self._housekeeping()  # what sampling and the last sync left behind
-        exps, stale = self.usable_experiences(experiences)
-        metrics: dict[str, float] = {TRAIN_STALE_DROPPED: float(stale)}
-        metrics.update(staleness_metrics(experiences, self.model_version))
-        if not exps:
+        plan = self.planner.plan(
+            experiences, self.model_version, demonstrations, reference=self.reference_logprobs
+        )
+        if plan.skipped:
             logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
-            return StepResult.skip(metrics)
-        prepared = self.prepare(exps, demonstrations)
-        metrics.update(prepared.metrics)
-        metrics.update(self.update(prepared, on_micro_batch))
+            return StepResult.skip(plan.metrics)
+        learned = self.learn(plan.shares[self.rank.rank], on_micro_batch)
+        return step_result(plan, learned, time.monotonic() - start, self.rank.world_size)
+
+    def learn(
+        self, share: RankShare, on_micro_batch: Callable[[int, int], None] | None = None
+    ) -> dict[str, float]:
+        """The update of one step on this process's ``share`` (``learner.py``); the step
+        and model version count up. What a trainer rank runs for each step."""
+        self._housekeeping()
+        learned = self.learner.learn(share, on_micro_batch)
         self.global_step += 1
         self.model_version += 1
-        metrics.update(
-            {
-                TRAIN_LR: self.scheduler.get_last_lr()[0],
-                TRAIN_EXPERIENCES: float(len(exps)),
-                TRAIN_ROWS: float(len(prepared.experiences)),
-                TRAIN_TOKENS: prepared.total_tokens,
-                TRAIN_STEP_TIME: time.monotonic() - start,
-                TRAIN_SAMPLES_PER_MIN: 60.0 * len(exps) / max(time.monotonic() - start, 1e-9),
-                TRAIN_WORLD_SIZE: float(self.rank.world_size),
-            }
-        )
-        return StepResult(skipped=False, metrics=metrics)
-
-    # ---- preparation -----------------------------------------------------------------
-
-    def filter_stale(self, exps: Sequence[Experience]) -> tuple[list[Experience], int]:
-        limit = self.cfg.max_staleness
-        if limit is None:
-            return list(exps), 0
-        fresh = [e for e in exps if versions_behind(e, self.model_version) <= limit]
-        return fresh, len(exps) - len(fresh)
-
-    def usable_experiences(self, exps: Sequence[Experience]) -> tuple[list[Experience], int]:
-        """The fresh experiences with an action token to train on, sorted by length, and
-        how many were dropped as stale."""
-        fresh, stale = self.filter_stale(exps)
-        usable = [e for e in fresh if e.response_length > 0 and bool(e.action_mask.any())]
-        # the summed gradient does not depend on the order (each micro-batch is
-        # weighted by its share of the batch): by length, groups together to share prompts
-        return order_rows(usable, by_prompt=self.cfg.share_prompts), stale
-
-    def prepare(
-        self, exps: list[Experience], demonstrations: Sequence[Experience] | None = None
-    ) -> PreparedStep:
-        """The preparation phase on ``exps`` (from ``usable_experiences``): advantages, this
-        rank's micro-batches (``sharding.plan``) and their tensors on the device, the
-        reference's log-probs, and where π_old comes from; ``demonstrations`` are
-        collated for the auxiliary SFT term."""
-        spec = self.spec
-        advantage_metrics = {
-            train_metric(k): v for k, v in step_planner.advantages(self, exps).items()
-        }
-        if step_planner.merges_step_prefixes(self.cfg, spec):
-            exps = order_rows(merge_step_prefixes(exps), by_prompt=self.cfg.share_prompts)
-        every = list(step_planner.micro_batches(self.cfg, exps))
-        plan = rank_plan.assign([step_planner.tokens(mb) for mb in every], self.rank.world_size)
-        mine = plan[self.rank.rank]
-        micro_batches = [every[i] for i in mine]
-        batches = [self._collate(mb) for mb in micro_batches]  # every epoch's
-        # the reference's forwards run before any policy forward: then their logits
-        # never sit in memory beside the policy's gradients and autograd graph
-        ref_logprobs = [self._ref_logprobs(b) for b in batches] if spec.kl_in_loss else []
-        if spec.kl_in_loss and (self.ref_model is None or self.strategy.sharded):
-            for _ in range(rank_plan.slot_count(plan) - len(mine)):
-                self._ref_logprobs(self._empty_batch())  # pair up the sharded forwards
-        needed = spec.policy_loss_fn not in RATIO_FREE_LOSSES
-        own = torch.tensor(trainer_rows(exps, self.model_version, self.cfg.old_logprobs, needed))
-        own_rows = list(own.split([len(mb) for mb in every]))
-        demos = step_planner.demonstration_batches(self, demonstrations)
-        return PreparedStep(
-            experiences=exps,
-            micro_batches=micro_batches,
-            batches=batches,
-            ref_logprobs=ref_logprobs,
-            own_rows=[own_rows[i].to(self.device) for i in mine],
-            total_tokens=float(sum(int(e.action_mask.sum()) for e in exps)),
-            metrics={**advantage_metrics, **sharing_metrics(batches, self.cfg, self.spec)},
-            slots=rank_plan.slot_count(plan),
-            **demos,
-        )
-
-    def _collate(self, exps: list[Experience]) -> TrainBatch:
-        batch = collate(exps, self.pad_token_id)
-        return share_prompts(batch, self.cfg.share_prompts).to(self.device)
-
-    def _empty_batch(self) -> TrainBatch:
-        """A two-token batch with nothing to train on: a rank's pass that adds no
-        gradient but takes part in the ranks' collectives."""
-        exp = Experience(
-            tokens=torch.tensor([self.pad_token_id, self.pad_token_id]),
-            prompt_length=1,
-            action_mask=torch.zeros(1, dtype=torch.bool),
-        )
-        return self._collate([exp])
-
-    # ---- update ----------------------------------------------------------------------
-
-    def update(
-        self, step: PreparedStep, on_micro_batch: Callable[[int, int], None] | None = None
-    ) -> dict[str, float]:
-        """The update phase: ``update_epochs`` passes over the micro-batches, each
-        followed by one optimiser step, then the learning-rate schedule's step. Returns
-        the micro-batch metrics (of every rank) averaged over the passes, and the last
-        gradient norm. On several ranks each runs ``step.slots`` passes per epoch
-        (empty ones where it has fewer micro-batches) and the gradients are summed."""
-        start = time.monotonic()
-        metrics: dict[str, float] = {}
-        collected: dict[str, list[float]] = {}
-        olds: list[torch.Tensor] = []  # pi_old per micro-batch, fixed by the first pass
-        passes = step.slots * self.cfg.update_epochs
-        grad_norm = 0.0
-        done = 0
-        for _ in range(self.cfg.update_epochs):
-            self.optimizer.zero_grad(set_to_none=True)
-            last = step.slots + step.demo_slots - 1
-            for index in range(step.slots):
-                with self.strategy.grad_sync(self.forward_module, index == last):
-                    if index < len(step.batches):
-                        for key, value in learner_passes.micro_batch_pass(
-                            self, step, index, olds
-                        ).items():
-                            collected.setdefault(key, []).append(float(value))
-                    else:
-                        learner_passes.empty_pass(self)
-                done += 1
-                self._housekeeping()
-                if on_micro_batch is not None:
-                    on_micro_batch(done, passes)
-            if step.demo_slots:
-                collected.setdefault(SFT_AUX_LOSS, []).append(
-                    learner_passes.demonstration_passes(
-                        self, step, first_slot=step.slots, last=last
-                    )
-                )
-            grad_norm = self._optimizer_step()
-            if not math.isfinite(grad_norm):
-                metrics[TRAIN_NONFINITE_GRAD] = 1.0
-        self.scheduler.step()
-        if self.rank.distributed:
-            collected = gather_micro_batch_values(collected)
-            metrics.update(rank_times(time.monotonic() - start))
-        metrics.update(
-            {train_metric(k): learner_passes.over_micro_batches(k, v) for k, v in collected.items()}
-        )
-        metrics[TRAIN_GRAD_NORM] = grad_norm
-        if step.demo_slots:
-            metrics[train_metric(SFT_AUX_EXPERIENCES)] = float(step.demo_count)
-        return metrics
-
-    def _backward(self, loss: torch.Tensor) -> None:
-        """Backward of a rank's part of the step's loss. DDP and FSDP2 average the
-        ranks' gradients; the ranks' parts add up to the loss, so each is scaled by
-        the world size to make that average their sum."""
-        loss = loss * self.rank.world_size if self.rank.distributed else loss
-        if self.scaler is not None:
-            loss = self.scaler.scale(loss)
-        loss.backward()
-
-    def _optimizer_step(self) -> float:
-        """Clip the gradients and step the optimiser; returns the gradient norm. A
-        non-finite norm skips the optimiser step (the gradients are dropped; under fp16
-        the gradient scaler lowers its scale)."""
-        params = trainable_parameters(self.model)
-        if self.scaler is not None:
-            self.scaler.unscale_(self.optimizer)
-        # with no clipping configured the norm is still measured (inf = never clip),
-        # so it is reported and a non-finite gradient still skips the update
-        limit = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
-        grad_norm = self.strategy.clip_grad_norm(params, limit)
-        if not math.isfinite(grad_norm):
-            logger.warning("non-finite gradient norm; optimiser step skipped")
-            if self.scaler is not None:
-                self.scaler.update()
-            self.optimizer.zero_grad(set_to_none=True)
-            return grad_norm
-        if self.scaler is not None:
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-        else:
-            self.optimizer.step()
-        # gradients are dead weight until the next backward (the size of the model
-        # in fp32): free them now, so the engine's sampling in between has that room
-        self.optimizer.zero_grad(set_to_none=True)
-        self._housekeeping()
-        return grad_norm
+        learned[TRAIN_LR] = self.scheduler.get_last_lr()[0]
+        return learned
 
     @property
     def is_lora(self) -> bool:
         return self.cfg.lora.enabled
+
+    @property
+    def world_size(self) -> int:
+        """This process's ranks: 1 in the run's process, the group's size on a rank."""
+        return self.rank.world_size
+
+    @property
+    def stopped(self) -> bool:
+        """An in-process trainer always takes the next command (``TrainerHandle``)."""
+        return False
 
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         """The policy's full weights (LoRA merged, base-model names) for an engine. On

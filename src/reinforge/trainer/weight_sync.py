@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reinforge.trainer.checkpoint import CheckpointManager, policy_weights, read_state
+from reinforge.trainer.handle import TrainerHandle
 from reinforge.trainer.sync_check import WeightCheck
 from reinforge.trainer.weight_stream import DEFAULT_BUCKET_BYTES
 
@@ -38,7 +39,7 @@ class WeightTransport:
 
 
 def sync_in_process(
-    trainer: Any,
+    trainer: TrainerHandle,
     engine: Any,
     check: WeightCheck | None = None,
     transport: WeightTransport = WeightTransport(),

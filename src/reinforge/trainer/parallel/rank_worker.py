@@ -9,8 +9,10 @@ set the variables themselves). It finds the driver at ``$REINFORGE_DRIVER``
 (``host:port``) and proves itself with the key in ``$REINFORGE_RANK_AUTHKEY``; the
 driver's first message says what to build. Every rank receives every command and runs
 it (the commands are collectives: a step, a weight gather, a checkpoint); rank 0's
-reply carries the result. Messages are pickled by value (``pickle``; tensors
-included), one command and one reply at a time, plus ``progress`` messages from rank
+reply carries the result. A step is planned on the driver: each rank receives only
+its own share of it (a ``RankShare``: tensors), never an ``Experience`` (refused
+when unpickled), and every rank replies with what it received. Messages are
+pickled by value (``pickle``; tensors included), one command and one reply at a time, plus ``progress`` messages from rank
 0 during a step and ``bucket`` messages (one per bucket of weights, then ``None``)
 during a streamed weight sync.
 """
@@ -18,6 +20,7 @@ during a streamed weight sync.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import pickle
@@ -34,6 +37,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from reinforge.trainer.prepared_step import RankShare
+
 
 def send(conn: Connection, message: Any) -> None:
     conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
@@ -41,6 +46,35 @@ def send(conn: Connection, message: Any) -> None:
 
 def receive(conn: Connection) -> Any:
     return pickle.loads(conn.recv_bytes())
+
+
+#: commands whose reply every rank sends (the others: rank 0's only)
+EVERY_RANK_REPLIES = frozenset({"train_step", "reference_logprobs"})
+
+
+class _CommandUnpickler(pickle.Unpickler):
+    """Unpickles the driver's commands, refusing experiences: the driver plans a step and
+    sends each rank tensors only (``RankShare``), so an ``Experience`` reaching a rank is
+    a bug that would cost every rank the whole step's memory."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith("reinforge.core.") and name in ("Experience", "Episode"):
+            raise pickle.UnpicklingError(
+                f"a trainer rank received a {name}: ranks receive tensors only (RankShare)"
+            )
+        return super().find_class(module, name)
+
+
+def load_command(raw: bytes) -> Any:
+    """A command the driver sent (see ``_CommandUnpickler``)."""
+    return _CommandUnpickler(io.BytesIO(raw)).load()
+
+
+def receipt(raw: bytes, args: Any) -> dict[str, Any]:
+    """What a rank received for a step: the message's bytes, the tokens of its share
+    (prompts included) and the share's type."""
+    tokens = args.tokens if isinstance(args, RankShare) else None
+    return {"bytes": len(raw), "tokens": tokens, "type": type(args).__name__}
 
 
 def _join_group(rank: int, world_size: int, device: str, timeout_s: float) -> None:
@@ -82,16 +116,20 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
     """One command on this rank; its result (what rank 0 sends back)."""
     main = trainer.rank.is_main
     if name == "train_step":
-        experiences, demonstrations = args
+        if not isinstance(args, RankShare):
+            raise TypeError(f"a rank learns from a RankShare, not {type(args).__name__}")
 
         def progress(done: int, total: int) -> None:
             if main:
                 send(conn, ("progress", (done, total)))
 
-        result = trainer.train_step(
-            experiences, on_micro_batch=progress, demonstrations=demonstrations
-        )
-        return result, trainer.global_step, trainer.model_version
+        learned = trainer.learn(args, on_micro_batch=progress)
+        return learned, trainer.global_step, trainer.model_version
+    if name == "reference_logprobs":
+        batches, slots = args  # this rank's part; each rank runs ``slots`` forwards
+        scored = trainer.reference_logprobs(batches)
+        trainer.learner.pair_reference_passes(slots - len(batches))
+        return scored
     if name == "weights":
         weights = trainer.weights_for_sync()
         return {k: v.detach().cpu() for k, v in weights.items()} if main else None
@@ -249,16 +287,23 @@ def rank_main(
         os._exit(1)
     while True:
         try:
-            name, args = receive(conn)
+            raw = conn.recv_bytes()
         except (EOFError, OSError):  # the driver is gone
             os._exit(1)
+        try:
+            name, args = load_command(raw)
+        except pickle.UnpicklingError:
+            send(conn, ("error", traceback.format_exc()))
+            continue
         if name == "close":
             with contextlib.suppress(OSError):  # a driver that did not wait for it
                 send(conn, ("ok", None))
             os._exit(0)
         try:
             result = _run(trainer, conn, name, args)
-            send(conn, ("ok", result if rank == 0 else None))
+            if name == "train_step":
+                result = (*result, receipt(raw, args))
+            send(conn, ("ok", result if rank == 0 or name in EVERY_RANK_REPLIES else None))
         except BaseException:
             send(conn, ("error", traceback.format_exc()))
 

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import threading
@@ -27,66 +26,25 @@ from typing import Any
 
 import torch
 
+from reinforge.algorithms import TrainBatch, resolve_algorithm
 from reinforge.core import Experience
 from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
 from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
+from reinforge.trainer.parallel.rank_start import (
+    TrainerRankError,
+    free_port,
+    listen_host,
+    threads_per_rank,
+)
 from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
 from reinforge.trainer.parallel.shared_folder import FolderProbe
-from reinforge.trainer.sharding.parallel_config import ParallelConfig
+from reinforge.trainer.prepared_step import step_result
+from reinforge.trainer.sharding import plan as rank_plan
+from reinforge.trainer.step_planner import StepPlanner
 from reinforge.trainer.step_result import StepResult
 from reinforge.trainer.trainer_config import TrainerConfig
 
 logger = logging.getLogger(__name__)
-
-
-class TrainerRankError(RuntimeError):
-    """A trainer rank died, failed or hung while running a command. ``summary`` says so
-    in one line (what the ``reinforge`` command prints); ``detail`` holds the failing
-    rank's traceback, if it raised one."""
-
-    def __init__(self, summary: str, detail: str = "") -> None:
-        super().__init__(summary + (f"\n{detail}" if detail else ""))
-        self.summary = summary
-        self.detail = detail
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def rank_listener(parallel: ParallelConfig) -> Listener | None:
-    """Where the driver waits for ranks that a launcher starts (``trainer.parallel.listen``),
-    keyed with the secret that driver and ranks share in ``$REINFORGE_RANK_AUTHKEY``."""
-    if parallel.listen is None:
-        return None
-    key = os.environ.get(AUTHKEY_ENV, "")
-    try:
-        authkey = bytes.fromhex(key)
-    except ValueError:
-        authkey = b""
-    if len(authkey) < 16:
-        raise ValueError(
-            f"trainer.parallel.listen needs a secret that the driver and the ranks share, "
-            f"as hex in ${AUTHKEY_ENV} (at least 16 bytes): export "
-            f"{AUTHKEY_ENV}=$(openssl rand -hex 16) where both start (docs/scale_out.md)"
-        )
-    host, _, port = parallel.listen.rpartition(":")
-    return Listener((host, int(port)), authkey=authkey)
-
-
-def _listen_host() -> str:
-    from reinforge.trainer.parallel.ray_ranks import node_address
-
-    return node_address()
-
-
-def _threads_per_rank(cfg: TrainerConfig) -> int:
-    if cfg.parallel.threads_per_rank:
-        return cfg.parallel.threads_per_rank
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cores or 1) // cfg.parallel.world_size)
 
 
 class RankedTrainer:
@@ -123,9 +81,17 @@ class RankedTrainer:
         self.model_version = 0
         self._timeout = cfg.parallel.timeout_s
         self._closed = False
+        #: the driver's half of a step: plans it and sends each rank its share
+        self.planner = StepPlanner(
+            cfg,
+            resolve_algorithm(cfg.algorithm, cfg.algorithm_args),
+            pad_token_id=pad_token_id,
+            world_size=self.world_size,
+        )
+        self.receipts: list[dict[str, Any]] = []
         # a launcher's ranks run on other machines: their threads are theirs to set
         # (torchrun's OMP_NUM_THREADS) unless threads_per_rank says
-        threads = _threads_per_rank(cfg) if listener is None else cfg.parallel.threads_per_rank
+        threads = threads_per_rank(cfg) if listener is None else cfg.parallel.threads_per_rank
         self._procs: list[Any] = []
         devices: list[str | None] = [None] * self.world_size
         probe = None
@@ -134,7 +100,7 @@ class RankedTrainer:
         if listener is None:
             authkey = secrets.token_bytes(16)
             listener = Listener(
-                ("127.0.0.1" if placement is None else _listen_host(), 0), authkey=authkey
+                ("127.0.0.1" if placement is None else listen_host(), 0), authkey=authkey
             )
             if placement is None:
                 plan = plan or plan_gpus(
@@ -192,7 +158,7 @@ class RankedTrainer:
         if placement is None:
             common |= {
                 "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(_free_port()),
+                "MASTER_PORT": str(free_port()),
                 "LOCAL_WORLD_SIZE": str(self.world_size),
                 **(plan.rank_env() if plan is not None else {}),
             }
@@ -226,11 +192,34 @@ class RankedTrainer:
         on_micro_batch: Callable[[int, int], None] | None = None,
         demonstrations: Sequence[Experience] | None = None,
     ) -> StepResult:
-        payload = (list(experiences), None if demonstrations is None else list(demonstrations))
-        result, self.global_step, self.model_version = self._command(
-            "train_step", payload, on_progress=on_micro_batch
+        """One step: planned here (``StepPlanner``), each rank sent only its share of the
+        micro-batches (tensors) to learn from; the ranks' gradients add up to the step's."""
+        start = time.monotonic()
+        plan = self.planner.plan(
+            experiences, self.model_version, demonstrations, reference=self._reference_logprobs
         )
-        return result
+        if plan.skipped:
+            logger.warning("train step %d skipped: no usable experiences", self.global_step + 1)
+            return StepResult.skip(plan.metrics)
+        replies = self._command("train_step", each=plan.shares, on_progress=on_micro_batch)
+        learned, self.global_step, self.model_version, _ = replies[0]
+        #: per rank, what it received for the last step: its message's bytes, the tokens
+        #: of its share and the share's type (measured by the rank)
+        self.receipts = [reply[3] for reply in replies]
+        return step_result(plan, learned, time.monotonic() - start, self.world_size)
+
+    def _reference_logprobs(self, batches: list[TrainBatch]) -> list[torch.Tensor]:
+        """The reference's log-probs of ``batches`` (a KL penalty in the reward), each
+        rank scoring its part of them (balanced by tokens, as a step's micro-batches)."""
+        tokens = [int(b.attention_mask.sum()) for b in batches]
+        assigned = rank_plan.assign(tokens, self.world_size)
+        slots = rank_plan.slot_count(assigned)
+        parts = [([batches[i] for i in mine], slots) for mine in assigned]
+        replies = self._command("reference_logprobs", each=parts)
+        scored: dict[int, torch.Tensor] = {}
+        for mine, logprobs in zip(assigned, replies, strict=True):
+            scored.update(zip(mine, logprobs, strict=True))
+        return [scored[i] for i in range(len(batches))]
 
     def weights_for_sync(self) -> dict[str, torch.Tensor]:
         """The policy's full weights (LoRA merged), gathered from the ranks by rank 0."""
@@ -382,17 +371,23 @@ class RankedTrainer:
         return [found[r] for r in range(self.world_size)]
 
     def _command(
-        self, name: str, args: Any = None, on_progress: Callable[[int, int], None] | None = None
+        self,
+        name: str,
+        args: Any = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        each: Sequence[Any] | None = None,
     ) -> Any:
-        """Send ``name`` to every rank and wait for all replies; rank 0's result."""
+        """Send ``name`` to every rank and wait for all replies; rank 0's result. With
+        ``each``, rank ``r`` gets ``each[r]`` as its arguments and the result is every
+        rank's reply, in rank order."""
         if self._closed:
             raise TrainerRankError(f"the trainer ranks are stopped; cannot run {name!r}")
         for rank, conn in enumerate(self._conns):
             try:
-                send(conn, (name, args))
+                send(conn, (name, args if each is None else each[rank]))
             except OSError as exc:
                 self._fail(name, f"rank {rank} cannot be reached ({exc}){self._exit_note(rank)}")
-        return self._collect(name, on_progress)
+        return self._collect(name, on_progress, every=each is not None)
 
     @property
     def stopped(self) -> bool:
