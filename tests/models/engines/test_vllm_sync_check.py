@@ -3,7 +3,7 @@
 The launcher's sync (``sync_in_process`` with a ``WeightCheck``) is broken on purpose
 four ways, each the way a real sync breaks, and the check must fail naming the vLLM
 engine, the replica and the version: a LoRA adapter left unloaded, one replica kept on
-the previous weights, one tensor skipped, weights written in the wrong dtype. Correct
+the previous weights, one tensor skipped, weights sent in the wrong dtype. Correct
 syncs pass (their gaps are the honest fp32 gap docs/verification.md records). All of it
 shares one start of the two replicas (minutes on a CPU); the tests run in file order:
 the LoRA ones first, while the servers still hold the base weights the adapter is on.
@@ -120,11 +120,11 @@ def test_a_replica_kept_on_the_previous_weights_is_caught(
     assert len(check.last_gaps) == 2 and max(check.last_gaps.values()) <= FP32, check.last_gaps
     print(f"honest vLLM fp32 gaps: {check.last_gaps}; check took {check.last_seconds:.2f}s")
 
-    trainer.train_step(sampled)  # version 12; replica 1 skips the reload
+    trainer.train_step(sampled)  # version 12; replica 1 skips the weights' loading
     real_call = replicas._call
 
     def skip_reload_on_1(server: Any, method: str, path: str, *, stage: str, **kw: Any) -> Any:
-        if server is replicas.servers[1] and stage == "reload weights":
+        if server is replicas.servers[1] and stage == "load a bucket of weights":
             return None
         return real_call(server, method, path, stage=stage, **kw)
 
@@ -132,21 +132,21 @@ def test_a_replica_kept_on_the_previous_weights_is_caught(
         patch.setattr(replicas, "_call", skip_reload_on_1)
         _fails(trainer, replicas, "replica 1")
 
-    # one tensor skipped: the engine completes it from the base model's files
+    # one tensor skipped: the servers keep their previous values of it
     full = trainer.weights_for_sync()
     skipped = {k: v for k, v in full.items() if k != "model.layers.3.mlp.down_proj.weight"}
     with monkeypatch.context() as patch:
-        patch.setattr(trainer, "weights_for_sync", lambda: skipped)
+        patch.setattr(trainer, "weight_buckets", lambda bucket_bytes: iter([skipped]))
         _fails(trainer, replicas, "replica 0")
 
-    # weights written in the wrong dtype (float16 for float32 servers)
-    real_write = vllm_engine.write_full_weights
+    # weights sent in the wrong dtype (float16 for float32 servers)
+    real_bodies = vllm_engine.chunk_bodies
 
-    def half(state: Any, base: Any, folder: Path, dtype: str | None = None) -> Path:
-        return real_write(state, base, folder, dtype="float16")
+    def half(bucket: Any, dtype: str | None = None) -> Any:
+        return real_bodies(bucket, "float16")
 
     with monkeypatch.context() as patch:
-        patch.setattr(vllm_engine, "write_full_weights", half)
+        patch.setattr(vllm_engine, "chunk_bodies", half)
         _fails(trainer, replicas, "replica 0")
 
     sync_in_process(trainer, replicas, check)  # and a correct sync passes again

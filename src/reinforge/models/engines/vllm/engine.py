@@ -8,10 +8,18 @@ requests are retried on the others.
 
 Weight sync, one version at a time, each step under a deadline:
 
-* full weights: the trainer's state dict is written as safetensors to
-  ``work_dir/weights/v{version}``; every replica pauses (keeping its queued
-  requests), reloads in place (with the tied-embedding fix of the worker
-  extension), drops its prefix cache (cached prompts hold old-weight KV), resumes;
+* streamed full weights (``receive_weights``, the default): every replica pauses
+  (keeping its queued requests) and opens a weight update through vLLM's native
+  protocol; each bucket of the trainer's weights goes to every replica as HTTP
+  request bodies (``bucket_transfer``), loaded in memory by the workers; then the
+  update is finished, the prefix cache dropped (cached prompts hold old-weight KV)
+  and the replicas resume. No file is written: a replica that restarts after such a
+  sync comes back with the base weights and stays out of the pool until the next
+  sync brings it the newest;
+* whole full weights (``update_weights``, the fallback): the state dict is written
+  as safetensors to ``work_dir/weights/v{version}``; every replica pauses, reloads
+  in place (with the tied-embedding fix of the worker extension), drops its prefix
+  cache, resumes;
 * LoRA: the adapter folder is hot-loaded as ``policy-v{version}``; new requests
   name the newest adapter, and the ``keep_versions`` newest stay loaded so
   requests in flight finish on the version they started with.
@@ -25,7 +33,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,7 @@ from typing import Any
 from reinforge.models.engine import Completion, ImageSource, SamplingParams, failed_future
 from reinforge.models.engines.openai.engine import OpenAIEngine
 from reinforge.models.engines.openai.protocol import stamp_version
+from reinforge.models.engines.vllm.bucket_transfer import WEIGHT_TRANSFER_ARGS, chunk_bodies
 from reinforge.models.engines.vllm.multimodal import (
     GENERATE_PATH,
     SCALE_OUT_FLAG,
@@ -94,6 +103,10 @@ class VLLMEngine(OpenAIEngine):
         self.dtype = dtype
         self.restarts = 0
         self._weights_dir: Path | None = None  # newest full weights (restarts load these)
+        #: the newest weights were streamed (no folder): a restarted replica waits for
+        #: the next sync; the indices of those waiting
+        self._streamed = False
+        self._awaiting: set[int] = set()
         self._adapters: list[tuple[int, str, Path]] = []  # (version, name, folder), oldest first
         self._sync_lock = threading.Lock()
         from reinforge.models.vision.loading import is_vision_language
@@ -102,6 +115,8 @@ class VLLMEngine(OpenAIEngine):
         if vision and SCALE_OUT_FLAG not in (extra_args or []):
             # prompts with images go to the token-in/token-out endpoint it mounts
             extra_args = [*(extra_args or []), SCALE_OUT_FLAG]
+        # the in-memory weight-update backend (streamed syncs)
+        extra_args = [*WEIGHT_TRANSFER_ARGS, *(extra_args or [])]
         self.servers = [
             server_factory(
                 python=python,
@@ -189,8 +204,12 @@ class VLLMEngine(OpenAIEngine):
                 self._call(server, "POST", "/v1/load_lora_adapter",
                            json={"lora_name": name, "lora_path": str(folder)},
                            stage=f"reloading adapter v{version}")  # fmt: skip
-            self.pool.set_healthy(index, True)
             self.restarts += 1
+            if self._streamed:  # its weights are the base model's until the next sync
+                self._awaiting.add(index)
+                logger.warning("vLLM replica %d waits for the next sync to serve", index)
+                return
+            self.pool.set_healthy(index, True)
         logger.warning("vLLM replica %d is back on port %d", index, server.port)
 
     def _stop_servers(self) -> None:
@@ -269,12 +288,27 @@ class VLLMEngine(OpenAIEngine):
             ) from exc
 
     def _each_replica(self, fn: Any) -> None:
-        live = [s for i, s in enumerate(self.servers) if self.pool.endpoints[i].healthy]
+        """``fn(server)`` on every healthy replica (and each restarted one that waits for
+        weights), in parallel; the first error is raised once all are done."""
+        live = [
+            s
+            for i, s in enumerate(self.servers)
+            if self.pool.endpoints[i].healthy or (i in self._awaiting and s.alive())
+        ]
         if not live:
             raise WeightSyncError("no healthy vLLM replica to sync")
         with ThreadPoolExecutor(len(live)) as pool:
             for future in [pool.submit(fn, s) for s in live]:
                 future.result()
+
+    def _synced_all(self, version: int, streamed: bool) -> None:
+        """Every replica serves ``version`` now: those that waited rejoin the pool."""
+        for index in sorted(self._awaiting):
+            if self.servers[index].alive():
+                self.pool.set_healthy(index, True)
+        self._awaiting.clear()
+        self._streamed = streamed
+        self._model_version = version
 
     def score_replicas(self, token_ids: list[int]) -> list[tuple[str, list[float]]]:
         """``score`` from every healthy replica in turn, under the model name new requests
@@ -319,8 +353,44 @@ class VLLMEngine(OpenAIEngine):
 
             self._each_replica(reload)
             self._weights_dir = folder
-            self._model_version = version
+            self._synced_all(version, streamed=False)
             prune_versions(folder.parent, "v", 1)
+
+    def receive_weights(
+        self, buckets: Iterable[dict[str, Any]], version: int | None = None
+    ) -> None:
+        """Streamed full weights: each bucket goes to every replica over HTTP as it comes
+        (vLLM's ``start_weight_update`` / ``update_weights`` / ``finish_weight_update``),
+        and is loaded in memory; nothing is written to disk (``bucket_transfer``)."""
+        version = self.model_version + 1 if version is None else int(version)
+        with self._sync_lock:
+            self._each_replica(lambda s: self._call(s, "POST", "/pause", params={"mode": "keep"},
+                                                    stage="pause"))  # fmt: skip
+            try:
+                self._each_replica(lambda s: self._call(s, "POST", "/start_weight_update",
+                                                        stage="start the weight update"))  # fmt: skip
+                try:
+                    for bucket in buckets:
+                        for body in chunk_bodies(bucket, self.dtype):
+                            self._each_replica(
+                                lambda s, body=body: self._call(
+                                    s, "POST", "/update_weights", json=body,
+                                    stage="load a bucket of weights"))  # fmt: skip
+                        del bucket
+                finally:  # closes the session even when a bucket failed (then reraises)
+                    self._each_replica(
+                        lambda s: self._call(s, "POST", "/finish_weight_update",
+                                             json={"weight_version": str(version)},
+                                             stage="finish the weight update"))  # fmt: skip
+                self._each_replica(
+                    lambda s: self._call(s, "POST", "/reset_prefix_cache",
+                                         stage="reset prefix cache",
+                                         params={"reset_running_requests": "true"}))  # fmt: skip
+            finally:
+                self._each_replica(lambda s: self._call(s, "POST", "/resume", stage="resume"))
+            self._weights_dir = None
+            self._synced_all(version, streamed=True)
+            prune_versions(self.work_dir / "weights", "v", 0)  # older files: never loaded again
 
     def update_lora_adapter(self, adapter_dir: str | Path, version: int) -> None:
         """Hot-load a PEFT adapter folder as the newest policy version."""
