@@ -93,3 +93,15 @@ def test_the_setting_is_checked() -> None:
     with pytest.raises(ValueError, match=r"model\.hf\.quantize: 'int4'"):
         quantize_for_sampling(torch.nn.Linear(4, 4), "int4")
     assert quantize_for_sampling(torch.nn.Linear(4, 4), None) is None
+
+
+def test_the_config_setting_reaches_the_engine() -> None:
+    from reinforge.models.model_config import ModelConfig
+
+    cfg = ModelConfig(model_path="tiny-random-smollm2", engine="hf", hf={"quantize": "int8"})
+    engine = cfg.create_engine()
+    try:
+        assert engine._int8 is not None and engine._int8.packs == 1
+        assert engine.generate(PROMPT, SamplingParams(max_tokens=3))[0].token_ids
+    finally:
+        engine.close()
