@@ -32,10 +32,17 @@ Settings: the demo's (prompt sharing on, the default), the same with
 ``share_prompts: false``, and, with ``--fp32``, both in fp32 as an AVX2-only CPU runs
 them (``auto`` picks fp32 there), and with ``--kl`` the demo plus a KL term.
 
+An AVX2 CPU can be stood in for by capping this one's kernels (``cpu_kind.py``): with
+``ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2`` set,
+bf16 is emulated, ``auto`` is fp32, and the kind is printed as ``AVX2 (capped on an
+AVX-512 BF16 CPU)``.
+
 Run::
 
     .venv/bin/python bench/step_profile.py             # ~5 min on 2 idle cores
     .venv/bin/python bench/step_profile.py --fp32 --kl --rounds 3
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+      .venv/bin/python bench/step_profile.py --rounds 1   # as on an AVX2 CPU
 """
 
 from __future__ import annotations
