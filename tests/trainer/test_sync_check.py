@@ -145,6 +145,32 @@ def test_the_check_can_be_turned_off(
     assert 1e-4 < loose.last_gaps["replica 0"] <= 1.0
 
 
+def test_a_deferred_check_is_decided_by_settle_or_else_by_the_next_sync(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's way: the sync returns while the engine scores the probe; ``settle`` (a
+    train step's start) gives the verdict, and a sync never replaces weights whose
+    check is still open."""
+
+    def version_only(buckets: Any, version: int | None = None) -> None:
+        engine._model_version = int(version or 0)  # reports the version, keeps the weights
+
+    monkeypatch.setattr(engine, "receive_weights", version_only)
+    check = WeightCheck(deferred=True)
+    assert sync_in_process(trainer, engine, check) == 1  # no verdict yet
+    with pytest.raises(WeightCheckError, match="version 1: the hf engine's replica 0"):
+        check.settle()
+    assert check.settle() == 0.0  # decided once
+    assert check.take_waited() > 0.0 and check.take_waited() == 0.0
+    sync_in_process(trainer, engine, check)  # broken again, and nobody settles it...
+    with pytest.raises(WeightCheckError, match="version 1"):
+        sync_in_process(trainer, engine, check)  # ...so the next sync does, first
+    monkeypatch.undo()
+    sync_in_process(trainer, engine, check)  # a correct sync, decided at the gate
+    check.settle()
+    assert check.last_gaps["replica 0"] <= TOLERANCES[("hf", "float32")]
+
+
 RUN_CONFIG = """
 project: check
 name: t
@@ -194,3 +220,40 @@ def test_a_run_whose_sync_is_broken_stops_at_the_first_sync_in_one_line(
         " ".join(result.output.split())
     )
     assert "Traceback" not in result.output
+
+
+def test_a_run_never_trains_on_rollouts_of_weights_whose_check_failed(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 steps, the engine keeps its weights: the check of the sync after step 1 runs
+    behind the sync while step 2 is sampled, and fails at step 2's start, before the
+    trainer trains on that step's rollouts."""
+    from typer.testing import CliRunner
+
+    from reinforge.cli.main import app
+
+    (tmp_path / "tasks.jsonl").write_text(
+        "".join(f'{{"question": "{i} + 1", "answer": "{i + 1}"}}\n' for i in range(4))
+    )
+    (tmp_path / "rf_check_plugin.py").write_text(PLUGIN)
+    (tmp_path / "cfg.yaml").write_text(RUN_CONFIG.replace("total_steps: 1", "total_steps: 2"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def version_only(self: HFEngine, buckets: Any, version: int | None = None) -> None:
+        self._model_version = int(version or 0)
+
+    trained: list[int] = []
+    real_step = Trainer.train_step
+
+    def counting(self: Trainer, exps: Any, *args: Any, **kwargs: Any) -> Any:
+        trained.append(len(exps))
+        return real_step(self, exps, *args, **kwargs)
+
+    monkeypatch.setattr(HFEngine, "receive_weights", version_only)
+    monkeypatch.setattr(Trainer, "train_step", counting)
+    result = CliRunner().invoke(
+        app, ["run", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(tmp_path / "run")]
+    )
+    assert result.exit_code == 4, (result.exception, result.output[-2000:])
+    assert "weight check failed after the sync to version 1" in " ".join(result.output.split())
+    assert len(trained) == 1  # step 1 only: step 2's rollouts came from unchecked weights

@@ -176,6 +176,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
 
     async def evaluate(step: int) -> dict[str, float]:
         nonlocal evaluated
+        loop.check.settle()  # not evaluated on weights whose check is open
         metrics = await evaluate_run(session, step)
         evaluated = ((step, trainer.model_version), metrics)
         return metrics

@@ -21,7 +21,7 @@ from reinforge.core.metric_names import TRAIN_SYNC_TIME
 from reinforge.launcher.run_trainer import RunInterrupted, make_trainer, save_run_checkpoint
 from reinforge.launcher.session import RunSession
 from reinforge.trainer.step_result import StepResult
-from reinforge.trainer.sync_check import SYNC_VERIFY_TIME, WeightCheck
+from reinforge.trainer.sync_check import SYNC_VERIFY_TIME, SYNC_VERIFY_WAIT, WeightCheck
 from reinforge.trainer.weight_sync import WeightTransport, sync_in_process
 
 logger = logging.getLogger(__name__)
@@ -50,8 +50,9 @@ class TrainingLoop:
         self.checkpoint_every = checkpoint_every
         self.demos = demos
         sync = session.cfg.synchronizer
-        #: the weight check after each sync (``synchronizer.verify_weights``)
-        self.check = WeightCheck(sync.verify_weights, sync.verify_tolerance)
+        #: the weight check after each sync (``synchronizer.verify_weights``): decided
+        #: behind the sync, before the next train step (``train``), sync or evaluation
+        self.check = WeightCheck(sync.verify_weights, sync.verify_tolerance, deferred=True)
         #: how a sync moves the weights (``synchronizer.weight_transport``, ``bucket_mb``)
         self.transport = WeightTransport.from_config(sync)
         self.last: dict[str, Any] = {}  # the metrics of the last trained step
@@ -64,7 +65,12 @@ class TrainingLoop:
 
     def train(self, step: int, exps: list[Experience], *, progress: bool = True) -> StepResult:
         """Train stored step ``step`` on ``exps`` (none: the step is skipped).
-        ``progress``: report micro-batches (not from a worker thread)."""
+        ``progress``: report micro-batches (not from a worker thread).
+
+        First the weight check of the last sync is decided: nothing sampled from
+        weights whose check is open is trained on, and the trainer's weights do not
+        change while its side of the check reads them."""
+        self.check.settle()
         if not exps:
             logger.warning("step %d has no stored experiences; training skipped", step)
             return StepResult.skip()
@@ -97,6 +103,8 @@ class TrainingLoop:
             metrics[TRAIN_SYNC_TIME] = time.monotonic() - started - self.check.last_seconds
             if self.check.enabled:
                 metrics[SYNC_VERIFY_TIME] = self.check.last_seconds
+        if self.check.enabled:  # the wait at this step's start for the last sync's check
+            metrics[SYNC_VERIFY_WAIT] = self.check.take_waited()
         if self.checkpoint_every and step % self.checkpoint_every == 0:
             reporter.phase("saving checkpoint")
             save_run_checkpoint(self.session, self.trainer, step)
@@ -110,10 +118,12 @@ class TrainingLoop:
         return self.finish_step(step, self.train(step, exps))
 
     def sync_engine(self) -> None:
-        """Bring the engine to the trainer's weights, if it is behind."""
+        """Bring the engine to the trainer's weights, if it is behind, and decide the
+        weight check (before an evaluation, and at the run's end)."""
         if self.trainer.model_version != self.engine.model_version:
             self.session.reporter.phase("syncing weights")
             sync_in_process(self.trainer, self.engine, self.check, self.transport)
+        self.check.settle()
 
     def save(self) -> None:
         save_run_checkpoint(self.session, self.trainer, self.trained)
