@@ -53,11 +53,12 @@ ROWS = {"rows": 4, "length": 12}
 
 
 def settings() -> dict[str, Any]:
-    """GRPO without KL, one micro-batch of the step's rows, no prompt sharing (the
-    plan's activations count every row's tokens)."""
+    """GRPO without KL, two micro-batches of the step's rows (the second one's
+    activations beside the first one's gradients, as in most steps), no prompt sharing
+    (the plan's activations count every row's tokens)."""
     return {
         "algorithm_args": {"kl_loss": "none"},
-        "micro_batch_size": ROWS["rows"],
+        "micro_batch_size": max(ROWS["rows"] // 2, 1),
         "share_prompts": False,
     }
 
@@ -169,7 +170,12 @@ def main() -> None:
             data = settings()
             if world > 1:
                 data["parallel"] = {"world_size": world, "strategy": "fsdp2"}
-            run = RunShape(row_tokens=args.row_tokens, runtime_bytes=0, engine_dtype=None)
+            run = RunShape(
+                row_tokens=args.row_tokens,
+                runtime_bytes=0,
+                engine_dtype=None,
+                foreach_optimizer=False,  # AdamW's default on the CPU
+            )
             plan = plan_memory(shape, TrainerConfig.model_validate(data), run)
             starts = (False, True) if world > 1 else (False,)
             for sharded in starts:

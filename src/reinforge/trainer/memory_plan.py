@@ -8,7 +8,8 @@ micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
 
 - state (exact): parameters, gradients and AdamW's two moments, sharded 1/N under
   FSDP2, whole on every rank under DDP; what ``Trainer.state_bytes`` reports; and
-  the optimizer step's temporary (one more copy of the trainable parameters);
+  the optimizer step's temporary (one more copy of the trainable parameters on a
+  GPU, of the largest one on the CPU);
 - reference (exact): the frozen KL model, in bf16 under bf16 mixed precision;
 - gathered (FSDP2): the units a rank holds whole at a time: the root (embeddings, head,
   final norm) and two decoder layers (the one running and the one prefetched), in the
@@ -129,9 +130,17 @@ class RunShape:
     #: a process's own memory before any model (Python, torch, transformers): measured
     #: here on the CPU (docs/scale_out.md); a CUDA context adds ~0.5 GiB on each GPU
     runtime_bytes: int = int(0.55 * GIB)
+    #: AdamW steps all parameters at once (torch's ``foreach`` kernels, its default
+    #: on GPUs: one temporary the size of them all) or one by one (the CPU's default:
+    #: a temporary the size of the largest)
+    foreach_optimizer: bool = True
     #: ``trainer.mixed_precision`` resolved for the device ("no", "bf16", "fp16");
     #: None: the config's, with ``auto`` as bf16 (the GPUs a plan is mostly for)
     mixed_precision: str | None = None
+
+
+#: what a rank holds only during the forward and backward passes
+_PASS_ITEMS = ("activations", "gathered units", "unsharded gradient")
 
 
 @dataclass
@@ -154,7 +163,15 @@ class MemoryPlan:
 
     @property
     def rank_total(self) -> int:
-        return sum(self.rank.values())
+        """The most a rank holds during a step. The forward and backward passes'
+        memory (activations, FSDP2's gathered units and unsharded gradient) is gone
+        before the optimizer steps, and the optimizer's temporary comes after them:
+        the larger of the two counts, beside what lives through the step (the
+        gradients included: a step of several micro-batches keeps them from its first
+        backward on)."""
+        passes = sum(self.rank.get(k, 0) for k in _PASS_ITEMS)
+        step = self.rank.get("optimizer step", 0)
+        return sum(self.rank.values()) - min(passes, step)
 
     @property
     def driver_total(self) -> int:
@@ -246,8 +263,10 @@ def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = No
     r["frozen base"] = (params * dtype // share) if lora else 0
     r["gradients"] = trainable * tbytes // share
     r["optimizer"] = 2 * trainable * tbytes // share
-    # AdamW's foreach step makes one temporary per parameter (the moments' square root)
-    r["optimizer step"] = trainable * tbytes // share
+    # AdamW's step makes a temporary per parameter (the second moment's square root)
+    largest = max(shape.vocab * shape.hidden, shape.hidden * shape.intermediate)
+    step_temp = trainable if run.foreach_optimizer else min(trainable, largest)
+    r["optimizer step"] = step_temp * tbytes // share
     if strategy == "ddp":
         r["ddp buckets"] = trainable * tbytes  # DDP's all-reduce copy of the gradients
     if spec.use_reference and not lora:
@@ -290,4 +309,18 @@ def run_shape(config: Any) -> RunShape:
     sync = config.synchronizer
     buckets = getattr(sync, "weight_transport", "whole") == "buckets"
     bucket = getattr(sync, "bucket_mb", 256) * 2**20 if buckets else None
-    return RunShape(row_tokens=length, engine_dtype=engine_dtype, bucket_bytes=bucket)
+    on_gpu = config.trainer.device.startswith("cuda") or (
+        config.trainer.device == "auto" and _cuda_available()
+    )
+    return RunShape(
+        row_tokens=length,
+        engine_dtype=engine_dtype,
+        bucket_bytes=bucket,
+        foreach_optimizer=on_gpu,
+    )
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()

@@ -34,7 +34,13 @@ def _status(field: str) -> int:
     raise KeyError(field)
 
 
-def _trainer(model_path: str, rank: int, settings: dict[str, Any], sharded: bool) -> Any:
+def _trainer(
+    model_path: str,
+    rank: int,
+    settings: dict[str, Any],
+    sharded: bool,
+    init_weights: dict[str, torch.Tensor] | None = None,
+) -> Any:
     from reinforge.trainer.sharding.strategy import FSDP2, RankContext
     from reinforge.trainer.trainer import Trainer
     from reinforge.trainer.trainer_config import TrainerConfig
@@ -44,7 +50,9 @@ def _trainer(model_path: str, rank: int, settings: dict[str, Any], sharded: bool
         {**settings, "parallel": {"world_size": WORLD, "strategy": "fsdp2"}}
     )
     ctx = RankContext(rank, WORLD, "fsdp2")
-    return Trainer(model_path, cfg, pad_token_id=0, device="cpu", rank=ctx)
+    return Trainer(
+        model_path, cfg, pad_token_id=0, device="cpu", rank=ctx, init_weights=init_weights
+    )
 
 
 def _join(rank: int, folder: str) -> None:
@@ -163,10 +171,16 @@ def _weights(rank: int, model_path: str, folder: str, settings: dict[str, Any]) 
 
     _join(rank, folder)
     try:
+        settings = dict(settings)
+        init = None
+        if settings.pop("init_from", False):  # other weights than the checkpoint's
+            from safetensors.torch import load_file
+
+            init = {k: v + 0.5 for k, v in load_file(f"{model_path}/model.safetensors").items()}
         out: dict[str, Any] = {}
         for sharded in (True, False):
             torch.manual_seed(0)
-            trainer = _trainer(model_path, rank, settings, sharded)
+            trainer = _trainer(model_path, rank, settings, sharded, init)
             params = list(trainer.model.parameters())
             out[f"sharded_{sharded}"] = {
                 "policy": full_state_dict(trainer.model),
@@ -195,8 +209,9 @@ def _weights(rank: int, model_path: str, folder: str, settings: dict[str, Any]) 
         {"algorithm": "grpo"},  # KL: a sharded reference beside the policy
         {"lora": {"enabled": True, "r": 4, "alpha": 8}, "algorithm": "grpo"},
         {"mixed_precision": "bf16", "algorithm": "grpo"},
+        {"init_from": True, "algorithm": "grpo"},  # model.init_from's weights
     ],
-    ids=["full_kl", "lora", "bf16"],
+    ids=["full_kl", "lora", "bf16", "init_from"],
 )
 def test_the_sharded_start_gives_the_weights_of_the_old_start(
     settings: dict[str, Any],
@@ -216,6 +231,12 @@ def test_the_sharded_start_gives_the_weights_of_the_old_start(
     if "lora" not in settings:
         assert len(new["reference"]) > 0 and new["tied"] is True
     assert any("lora_A" in k for k in new["policy"]) == ("lora" in settings)
+    if settings.get("init_from"):  # the init_from weights, not the checkpoint's
+        from safetensors.torch import load_file
+
+        saved = load_file(tiny_model_path / "model.safetensors")["model.norm.weight"]
+        assert torch.equal(new["policy"]["model.norm.weight"], saved + 0.5)
+        assert torch.equal(new["reference"]["model.norm.weight"], saved + 0.5)
     assert new["sharded"] and old["sharded"]
     assert new["buffers"].keys() == old["buffers"].keys()
     for name, buffer in old["buffers"].items():  # rotary inv_freq computed, not garbage
