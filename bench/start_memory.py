@@ -3,7 +3,7 @@ the whole fp32 model, then shards it) against the sharded start (``meta``, shard
 rank reads its rows), side by side in one run; and the memory plan's figures beside
 the measured ones.
 
-    OMP_NUM_THREADS=1 flock /tmp/heavy.lock .venv/bin/python bench/start_memory.py
+    OMP_NUM_THREADS=1 .venv/bin/python bench/start_memory.py
     .venv/bin/python bench/start_memory.py --model smollm2-135m-instruct --world 1 2
 
 By default the model is a random Qwen2.5-0.5B-shaped Llama (494M parameters, 1.98 GB
