@@ -20,6 +20,7 @@ class _Trainer:
 
     def __init__(self, skipped: set[int]) -> None:
         self.skipped = skipped
+        self.world_size = 1  # one process, as TrainerHandle says
         self.global_step = 0
         self.model_version = 0
         self.calls = 0

@@ -105,7 +105,7 @@ class Learner:
         logits never sit in memory beside the policy's gradients and autograd graph."""
         t = self.trainer
         ready = [
-            ReadyBatch(mb, mb.batch.to(t.device), mb.own_rows.to(t.device))
+            ReadyBatch(mb, mb.train_batch().to(t.device), mb.own_rows.to(t.device))
             for mb in share.micro_batches
         ]
         if t.spec.kl_in_loss:

@@ -8,7 +8,9 @@ the micro-batches' tensors and a few numbers, which is all a rank process receiv
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -21,6 +23,7 @@ from reinforge.core.metric_names import (
     TRAIN_TOKENS,
     TRAIN_WORLD_SIZE,
 )
+from reinforge.trainer.shared_prompts import share_prompts
 from reinforge.trainer.step_result import StepResult
 
 
@@ -37,17 +40,72 @@ class MicroBatch:
     #: ``[B, L - 1]`` the engine's log-probs in the shifted layout, zeros on rows without
     #: them; None when ``batch.old_logprobs`` has them all, or when no row has any
     sampler: torch.Tensor | None = None
+    #: set where this micro-batch crossed to another process without its shared-prompt
+    #: layout (the learner lays it out again: ``shared_prompts.share_prompts``)
+    layout_dropped: bool = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a rank receives: the batch without what it can rebuild (see ``_to_wire``)."""
+        state = dict(self.__dict__)
+        state["layout_dropped"] = (
+            self.layout_dropped or getattr(self.batch, "packed", None) is not None
+        )
+        state["batch"] = _to_wire(self.batch)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["batch"] = _from_wire(state["batch"])
+        self.__dict__.update(state)
 
     @property
     def tokens(self) -> int:
         """Tokens of the rows, prompt included (what the rank plan balances)."""
         return int(self.batch.attention_mask.sum())
 
+    def train_batch(self) -> TrainBatch:
+        """The batch to train on: with its shared-prompt layout, rebuilt here when it
+        crossed to this process without (the same layout: ``share_prompts`` is
+        deterministic)."""
+        return share_prompts(self.batch) if self.layout_dropped else self.batch
+
     def sampler_logprobs(self, batch: TrainBatch) -> torch.Tensor | None:
         """The engine's log-probs of ``batch`` (this micro-batch on the learner's device)."""
         if batch.old_logprobs is not None:
             return batch.old_logprobs
         return None if self.sampler is None else self.sampler.to(batch.loss_mask.device)
+
+
+def _to_wire(batch: TrainBatch) -> dict[str, Any]:
+    """A batch's fields as a rank receives them. The shared-prompt layout stays behind
+    (its attention mask alone is rows x width x width); so do the attention mask and
+    the position ids where they are what ``collate`` makes of the rows' lengths; token
+    ids travel as int32. ``_from_wire`` restores the same tensors."""
+    fields = {f.name: getattr(batch, f.name) for f in dataclasses.fields(TrainBatch)}
+    ids = fields["input_ids"]
+    lengths = fields["prompt_lengths"] + fields["response_lengths"]
+    attention, positions = _collated_masks(lengths, ids.shape[1])
+    if torch.equal(fields["attention_mask"], attention) and torch.equal(
+        fields["position_ids"], positions
+    ):
+        del fields["attention_mask"], fields["position_ids"]
+    if ids.dtype == torch.int64 and (ids.numel() == 0 or int(ids.max()) < 2**31):
+        fields["input_ids"] = ids.to(torch.int32)
+    return fields
+
+
+def _from_wire(fields: dict[str, Any]) -> TrainBatch:
+    ids = fields["input_ids"].to(torch.int64)
+    if "attention_mask" not in fields:
+        lengths = fields["prompt_lengths"] + fields["response_lengths"]
+        fields["attention_mask"], fields["position_ids"] = _collated_masks(lengths, ids.shape[1])
+    return TrainBatch(**{**fields, "input_ids": ids})
+
+
+def _collated_masks(lengths: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``collate``'s attention mask and position ids of right-padded rows of ``lengths``."""
+    columns = torch.arange(width, dtype=torch.long)
+    attention = (columns[None, :] < lengths[:, None].to(torch.long)).to(torch.long)
+    return attention, columns[None, :] * attention
 
 
 @dataclass

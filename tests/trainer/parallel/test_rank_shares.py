@@ -104,3 +104,28 @@ def test_the_in_process_trainer_is_a_trainer_handle(tiny_model_path: Path) -> No
     trainer = Trainer(tiny_model_path, config(None), pad_token_id=0)
     assert isinstance(trainer, TrainerHandle)
     assert (trainer.world_size, trainer.stopped) == (1, False)
+
+
+def test_a_share_crosses_to_a_rank_with_the_same_tensors(rank_batch: list[Experience]) -> None:
+    """Pickled for a rank, a micro-batch leaves behind what the rank rebuilds (the
+    shared-prompt layout, the attention mask, the position ids) and gets it back equal."""
+    from reinforge.trainer.shared_prompts import SharedPromptBatch
+
+    plan = StepPlanner(config(None), resolve_algorithm("grpo"), pad_token_id=0, world_size=1).plan(
+        copy.deepcopy(rank_batch), model_version=0
+    )
+    sent = plan.shares[0]
+    assert any(isinstance(mb.batch, SharedPromptBatch) for mb in sent.micro_batches)
+    raw = pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL)
+    got = pickle.loads(raw)
+    for before, after in zip(sent.micro_batches, got.micro_batches, strict=True):
+        rebuilt = after.train_batch()
+        for name, tensor in before.batch.tensors().items():
+            assert torch.equal(rebuilt.tensors()[name], tensor), name
+            assert rebuilt.tensors()[name].dtype == tensor.dtype, name
+        layout, again = before.batch.packed, getattr(rebuilt, "packed", None)
+        if layout is not None:
+            assert again is not None and torch.equal(again.allowed, layout.allowed)
+            assert torch.equal(again.src_pos, layout.src_pos)
+    # the layout's attention mask (rows x width x width) and the int64 masks stay behind
+    assert len(raw) < 0.5 * len(pickle.dumps([mb.batch for mb in sent.micro_batches]))
