@@ -87,8 +87,9 @@ def trainer_logprobs(trainer: Any, ids: list[int], start: int = 1) -> list[float
     model.eval()
     try:
         with torch.no_grad():
-            if isinstance(model, LogprobModule):  # sharded ranks: FSDP2's root unit
-                return _through_wrapper(model, ids, start, device)
+            wrapper = getattr(trainer, "forward_module", model)
+            if isinstance(wrapper, LogprobModule):  # sharded ranks: FSDP2's root unit
+                return _through_wrapper(wrapper, ids, start, device)
             tensor = torch.tensor([ids], device=device)
             out = model(input_ids=tensor, use_cache=False, logits_to_keep=keep + 1)
             logits = out.logits[0, :-1].float()
