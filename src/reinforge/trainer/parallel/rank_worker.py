@@ -13,8 +13,8 @@ reply carries the result. A step is planned on the driver: each rank receives on
 its own share of it (a ``RankShare``: tensors), never an ``Experience`` (refused
 when unpickled), and every rank replies with what it received. Messages are
 pickled by value (``pickle``; tensors included), one command and one reply at a time, plus ``progress`` messages from rank
-0 during a step and ``bucket`` messages (one per bucket of weights, then ``None``)
-during a streamed weight sync.
+0 during a step and, during a streamed weight sync, ``bucket`` messages (each a header
+followed by its tensors' raw bytes, ``send_tensors``; ``None`` at the end).
 """
 
 from __future__ import annotations
@@ -77,6 +77,37 @@ def receipt(raw: bytes, args: Any) -> dict[str, Any]:
     return {"bytes": len(raw), "tokens": tokens, "type": type(args).__name__}
 
 
+def send_tensors(conn: Connection, tensors: dict[str, torch.Tensor]) -> None:
+    """A bucket of weights as one ``("bucket", header)`` message (names, dtypes, shapes;
+    a tensor under two names is sent once) and then each tensor's bytes as a message of
+    its own, read from the tensor's memory: no pickled copy of the bucket is made."""
+    unique: list[torch.Tensor] = []
+    index: dict[int, int] = {}
+    names = []
+    for name, tensor in tensors.items():
+        if id(tensor) not in index:
+            index[id(tensor)] = len(unique)
+            unique.append(tensor.detach().cpu().contiguous())
+        names.append((name, index[id(tensor)]))
+    specs = [(str(t.dtype).removeprefix("torch."), tuple(t.shape)) for t in unique]
+    send(conn, ("bucket", {"names": names, "specs": specs}))
+    for tensor in unique:
+        if tensor.numel():
+            conn.send_bytes(tensor.view(-1).view(torch.uint8).numpy())
+
+
+def receive_tensors(conn: Connection, header: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The tensors ``send_tensors`` announced in ``header``, each read straight into its
+    own new storage (``recv_bytes_into``)."""
+    out: list[torch.Tensor] = []
+    for dtype, shape in header["specs"]:
+        tensor = torch.empty(shape, dtype=getattr(torch, dtype))
+        if tensor.numel():
+            conn.recv_bytes_into(tensor.view(-1).view(torch.uint8).numpy())
+        out.append(tensor)
+    return {name: out[i] for name, i in header["names"]}
+
+
 def _join_group(rank: int, world_size: int, device: str, timeout_s: float) -> None:
     """Join the ranks' group at ``MASTER_ADDR:MASTER_PORT`` (``env://``)."""
     from reinforge.trainer.sharding.strategy import process_group_backend
@@ -137,7 +168,7 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
         # every rank runs the gathers; only rank 0's generator yields, one message each
         count = 0
         for bucket in trainer.weight_buckets(int(args)):
-            send(conn, ("bucket", bucket))
+            send_tensors(conn, bucket)
             count += 1
             del bucket  # not held while the next one is gathered
         if main:

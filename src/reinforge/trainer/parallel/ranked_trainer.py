@@ -36,7 +36,13 @@ from reinforge.trainer.parallel.rank_start import (
     listen_host,
     threads_per_rank,
 )
-from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV, receive, send
+from reinforge.trainer.parallel.rank_worker import (
+    AUTHKEY_ENV,
+    DRIVER_ENV,
+    receive,
+    receive_tensors,
+    send,
+)
 from reinforge.trainer.parallel.shared_folder import FolderProbe
 from reinforge.trainer.prepared_step import step_result
 from reinforge.trainer.sharding import plan as rank_plan
@@ -275,7 +281,7 @@ class RankedTrainer:
             self._fail(name, f"rank 0 raised {last}", detail=value)
         if kind != "bucket":
             self._fail(name, f"rank 0 answered {kind!r} before its last bucket")
-        return value
+        return None if value is None else receive_tensors(conn, value)
 
     def save_adapter(self, folder: str | Path) -> None:
         from reinforge.trainer.parallel.ray_ranks import receive_checkpoint
