@@ -95,7 +95,10 @@ def rank(
     ROWS.update(rows)
     if world > 1:
         dist.init_process_group(
-            "gloo", init_method=f"file://{folder}/rdv", rank=index, world_size=world
+            "gloo",
+            init_method=f"file://{folder}/rdv-{sharded}-{world}",
+            rank=index,
+            world_size=world,
         )
     FSDP2.starts_sharded = sharded
     data = settings()
