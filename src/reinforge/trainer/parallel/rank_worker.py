@@ -174,6 +174,11 @@ def _run(trainer: Any, conn: Connection, name: str, args: Any) -> Any:
         if main:
             send(conn, ("bucket", None))  # the end marker, before the reply
         return count
+    if name == "probe_logprobs":
+        from reinforge.trainer.sync_check import trainer_logprobs
+
+        # every rank runs the forward: on sharded ranks its parameter gathers are collectives
+        return trainer_logprobs(trainer, list(args))
     if name == "save_adapter":
         trainer.save_adapter(Path(args))
         return None

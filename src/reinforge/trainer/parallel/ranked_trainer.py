@@ -283,6 +283,11 @@ class RankedTrainer:
             self._fail(name, f"rank 0 answered {kind!r} before its last bucket")
         return None if value is None else receive_tensors(conn, value)
 
+    def probe_logprobs(self, ids: list[int]) -> list[float]:
+        """log p(ids[i] | ids[:i]) for i >= 1 under the ranks' policy, as the weight check
+        after a sync asks it (``sync_check``): every rank runs the forward, rank 0 answers."""
+        return self._command("probe_logprobs", list(ids))
+
     def save_adapter(self, folder: str | Path) -> None:
         from reinforge.trainer.parallel.ray_ranks import receive_checkpoint
 
