@@ -28,7 +28,7 @@ from reinforge.cli.main import app
 from reinforge.core import Experience
 from reinforge.models.catalog import resolve_model_path
 from reinforge.trainer.checkpoint import policy_weights, read_state
-from reinforge.trainer.trainer import token_logprobs
+from reinforge.trainer.token_logprobs import token_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
