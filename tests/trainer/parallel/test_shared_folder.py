@@ -11,7 +11,6 @@ the marker it leaves lands in its copy, and the driver refuses the start.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import socket
@@ -24,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV
 from reinforge.trainer.parallel.ranked_trainer import RankedTrainer, TrainerRankError
 from reinforge.trainer.parallel.shared_folder import PREFIX, FolderProbe, rank_sees
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -63,15 +61,8 @@ def test_the_driver_refuses_a_rank_whose_marker_it_misses(tmp_path: Path) -> Non
     assert not list((tmp_path / "checkpoints").glob(f"{PREFIX}*"))  # cleaned up
 
 
-def launch(cwd: Path, listener: Listener, authkey: bytes) -> subprocess.Popen:
-    """Two ranks from torchrun, in working directory ``cwd``."""
-    host, port = listener.address
-    env = {
-        **os.environ,
-        DRIVER_ENV: f"{host}:{port}",
-        AUTHKEY_ENV: authkey.hex(),
-        "OMP_NUM_THREADS": "1",
-    }
+def launch(cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    """Two ranks from torchrun, in working directory ``cwd``, reaching the driver by ``env``."""
     command = [
         sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
         "-m", "reinforge.trainer.parallel.rank_worker",
@@ -92,15 +83,17 @@ def stop(proc: subprocess.Popen) -> None:
 
 @pytest.mark.timeout(600)
 def test_torchrun_ranks_in_another_folder_are_refused(
-    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_model_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rank_driver: tuple[Listener, dict[str, str]],
 ) -> None:
     driver, ranks = tmp_path / "driver", tmp_path / "ranks"
     driver.mkdir()
     ranks.mkdir()
     monkeypatch.chdir(driver)
-    authkey = secrets.token_bytes(16)
-    listener = Listener(("127.0.0.1", 0), authkey=authkey)
-    torchrun = launch(ranks, listener, authkey)
+    listener, env = rank_driver
+    torchrun = launch(ranks, env)
     try:
         with pytest.raises(TrainerRankError) as refused:
             RankedTrainer(
@@ -121,14 +114,16 @@ def test_torchrun_ranks_in_another_folder_are_refused(
 
 @pytest.mark.timeout(600)
 def test_torchrun_ranks_with_a_copy_of_the_folder_are_refused(
-    tiny_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_model_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rank_driver: tuple[Listener, dict[str, str]],
 ) -> None:
     driver, ranks = tmp_path / "driver", tmp_path / "ranks"
     driver.mkdir()
     ranks.mkdir()
     monkeypatch.chdir(driver)
-    authkey = secrets.token_bytes(16)
-    listener = Listener(("127.0.0.1", 0), authkey=authkey)
+    listener, env = rank_driver
     failure: list[BaseException] = []
 
     def start() -> None:
@@ -151,7 +146,7 @@ def test_torchrun_ranks_with_a_copy_of_the_folder_are_refused(
         assert time.monotonic() < deadline, "the driver wrote no token"
         time.sleep(0.1)
     shutil.copytree(driver / "runs", ranks / "runs")  # the ranks' node: a copy, not a share
-    torchrun = launch(ranks, listener, authkey)
+    torchrun = launch(ranks, env)
     try:
         thread.join(300)
     finally:

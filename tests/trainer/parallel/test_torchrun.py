@@ -6,15 +6,12 @@ gloo's teardown after its last step would fail it."""
 from __future__ import annotations
 
 import copy
-import os
-import secrets
 import subprocess
 import sys
 from multiprocessing.connection import Listener
 from pathlib import Path
 
 from reinforge.core import Experience
-from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV
 from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -24,20 +21,14 @@ TOLERANCE = 1e-4
 
 
 def test_torchrun_ranks_train_what_one_process_trains(
-    tiny_model_path: Path, rank_batch: list[Experience]
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    rank_driver: tuple[Listener, dict[str, str]],
 ) -> None:
     base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 3}
     parallel = {"world_size": 2, "strategy": "ddp", "timeout_s": 300, "threads_per_rank": 1}
     cfg = TrainerConfig.model_validate({**base, "parallel": parallel})
-    authkey = secrets.token_bytes(16)
-    listener = Listener(("127.0.0.1", 0), authkey=authkey)
-    host, port = listener.address
-    env = {
-        **os.environ,
-        DRIVER_ENV: f"{host}:{port}",
-        AUTHKEY_ENV: authkey.hex(),
-        "OMP_NUM_THREADS": "1",
-    }
+    listener, env = rank_driver
     command = [
         sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
         "-m", "reinforge.trainer.parallel.rank_worker",

@@ -9,8 +9,6 @@ listens, prove they see its checkpoint folder, and train what one process trains
 from __future__ import annotations
 
 import copy
-import os
-import secrets
 import socket
 import subprocess
 import sys
@@ -20,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from reinforge.core import Experience
-from reinforge.trainer.parallel.rank_worker import AUTHKEY_ENV, DRIVER_ENV
 from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
@@ -48,20 +45,15 @@ def agent(node_rank: int, nproc: int, rdzv_port: int, env: dict[str, str]) -> su
 
 @pytest.mark.timeout(600)
 def test_two_torchrun_agents_with_different_rank_counts(
-    tiny_model_path: Path, rank_batch: list[Experience], tmp_path: Path
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    tmp_path: Path,
+    rank_driver: tuple[Listener, dict[str, str]],
 ) -> None:
     base = {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 3}
     parallel = {"world_size": 3, "strategy": "ddp", "timeout_s": 300, "threads_per_rank": 1}
     cfg = TrainerConfig.model_validate({**base, "parallel": parallel})
-    authkey = secrets.token_bytes(16)
-    listener = Listener(("127.0.0.1", 0), authkey=authkey)
-    host, port = listener.address
-    env = {
-        **os.environ,
-        DRIVER_ENV: f"{host}:{port}",
-        AUTHKEY_ENV: authkey.hex(),
-        "OMP_NUM_THREADS": "1",
-    }
+    listener, env = rank_driver
     rdzv_port = _free_port()
     agents = [agent(0, 1, rdzv_port, env), agent(1, 2, rdzv_port, env)]
     try:
