@@ -14,9 +14,16 @@ new / old. Example (the explorer's bookkeeping, issue 23's refactor)::
         --metric 'exp/s=experiences/s: median ([0-9,.]+)' \\
         -- bench/explorer_overhead.py --tasks 5000 --repeats 1 --no-builtin-reward
 
-A script that exists only in the working tree cannot be compared; a script whose
-internals changed between the commits is run as each commit has it (each tree's own
-copy), which is the point: the same measurement, the code of each commit.
+A script whose internals changed between the commits is run as each commit has it
+(each tree's own copy), which is the point: the same measurement, the code of each
+commit. A script that exists only in the working tree (or whose older copy measures
+something else) runs with ``--script-from-new``: the working tree's copy in both
+trees, each with its own ``src`` and its own directory (so a config path relative to
+the current directory is each commit's own). ``--first`` picks the side that opens
+round 1, so that repeated ``--rounds 1`` invocations (one per hold of a lock) still
+alternate. ``--new REF`` measures a commit instead of the working tree (checked out
+in a second temporary worktree): in a checkout that others edit at the same time, the
+working tree holds their unfinished changes.
 """
 
 from __future__ import annotations
@@ -45,10 +52,25 @@ def parse_metric(text: str) -> tuple[str, re.Pattern[str]]:
     return name, compiled
 
 
-def run_side(tree: Path, script: list[str], metrics: list[tuple[str, re.Pattern[str]]]) -> dict:
+def side_order(round_: int, first: str) -> list[str]:
+    """The sides of round ``round_`` (0-based) in the order they run: ``first`` opens
+    the even rounds, the other side the odd ones."""
+    order = ["old", "new"] if first == "old" else ["new", "old"]
+    return order if round_ % 2 == 0 else order[::-1]
+
+
+def run_side(
+    tree: Path,
+    script: list[str],
+    metrics: list[tuple[str, re.Pattern[str]]],
+    script_tree: Path | None = None,
+    echo: bool = False,
+) -> dict:
+    """Run ``script`` in ``tree`` with its ``src``; the script file is taken from
+    ``script_tree`` (default: ``tree``)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     proc = subprocess.run(
-        [sys.executable, str(tree / script[0]), *script[1:]],
+        [sys.executable, str((script_tree or tree) / script[0]), *script[1:]],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -56,6 +78,8 @@ def run_side(tree: Path, script: list[str], metrics: list[tuple[str, re.Pattern[
     )
     if proc.returncode != 0:
         raise SystemExit(f"{tree}: {script[0]} exited {proc.returncode}\n{proc.stderr[-4000:]}")
+    if echo:
+        print(proc.stdout, end="", flush=True)
     found: dict[str, float] = {}
     for name, pattern in metrics:
         match = pattern.search(proc.stdout)
@@ -68,8 +92,20 @@ def run_side(tree: Path, script: list[str], metrics: list[tuple[str, re.Pattern[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the older commit (any git ref)")
+    parser.add_argument(
+        "--new", default=None, help="the newer commit (default: the working tree as it is)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--metric", type=parse_metric, action="append", required=True)
+    parser.add_argument(
+        "--script-from-new",
+        action="store_true",
+        help="run the working tree's copy of the script in both trees",
+    )
+    parser.add_argument("--echo", action="store_true", help="print each run's output")
+    parser.add_argument(
+        "--first", choices=("old", "new"), default="old", help="the side that opens round 1"
+    )
     parser.add_argument("script", nargs=argparse.REMAINDER, help="-- bench/x.py [args]")
     args = parser.parse_args()
     # a kill (SIGTERM) still removes the temporary worktree
@@ -78,23 +114,32 @@ def main() -> None:
     if not script:
         parser.error("name the bench script after --")
     with tempfile.TemporaryDirectory(prefix="reinforge-ab-") as tmp:
-        old = Path(tmp) / "base"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "--quiet", str(old), args.base],
-            cwd=ROOT,
-            check=True,
+        sides = {"old": Path(tmp) / "base", "new": ROOT}
+        if args.new is not None:
+            sides["new"] = Path(tmp) / "new"
+        worktrees = [(sides["old"], args.base)] + (
+            [(sides["new"], args.new)] if args.new is not None else []
         )
         try:
-            sides = {"old": old, "new": ROOT}
+            for folder, ref in worktrees:
+                subprocess.run(
+                    ["git", "worktree", "add", "--detach", "--quiet", str(folder), ref],
+                    cwd=ROOT,
+                    check=True,
+                )
             results: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+            script_tree = ROOT if args.script_from_new else None
             for round_ in range(args.rounds):
-                order = ["old", "new"] if round_ % 2 == 0 else ["new", "old"]
-                for side in order:
-                    results[side].append(run_side(sides[side], script, args.metric))
+                for side in side_order(round_, args.first):
+                    found = run_side(sides[side], script, args.metric, script_tree, args.echo)
+                    results[side].append(found)
                     print(f"round {round_ + 1} {side}: {results[side][-1]}", flush=True)
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT)
-    print(f"\n{' '.join(script)}: {args.base} (old) vs the working tree (new)")
+            for folder, _ in worktrees:
+                if folder.exists():
+                    subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT)
+    new = args.new if args.new is not None else "the working tree"
+    print(f"\n{' '.join(script)}: {args.base} (old) vs {new} (new)")
     print(f"{'metric':<24} {'old median':>12} {'new median':>12} {'new/old':>8}")
     for name, _ in args.metric:
         before = statistics.median(r[name] for r in results["old"])

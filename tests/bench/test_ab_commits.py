@@ -52,3 +52,35 @@ def test_the_command_names_a_missing_script() -> None:
     )
     assert proc.returncode != 0
     assert "name the bench script" in proc.stderr
+
+
+def test_a_script_from_another_tree_runs_with_this_trees_src_and_folder(tmp_path: Path) -> None:
+    """``--script-from-new``: the script file comes from one tree, ``src`` and the
+    working directory from the side's own."""
+    tree, other = tmp_path / "old", tmp_path / "new"
+    (tree / "src").mkdir(parents=True)
+    other.mkdir()
+    (other / "probe.py").write_text(
+        "import os\n"
+        "print('path', len(os.environ['PYTHONPATH']))\n"
+        "print('in-tree', int(os.path.isdir('src')))\n",
+        encoding="utf-8",
+    )
+    metrics = [
+        ab_commits.parse_metric(r"path=path ([0-9]+)"),
+        ab_commits.parse_metric(r"here=in-tree ([0-9]+)"),
+    ]
+    with pytest.raises(SystemExit, match="exited"):  # the old tree has no probe.py
+        ab_commits.run_side(tree, ["probe.py"], metrics)
+    found = ab_commits.run_side(tree, ["probe.py"], metrics, script_tree=other)
+    assert found == {"path": float(len(str(tree / "src"))), "here": 1.0}
+
+
+def test_rounds_alternate_from_the_side_named_first() -> None:
+    assert [ab_commits.side_order(r, "old") for r in range(3)] == [
+        ["old", "new"],
+        ["new", "old"],
+        ["old", "new"],
+    ]
+    assert ab_commits.side_order(0, "new") == ["new", "old"]
+    assert ab_commits.side_order(1, "new") == ["old", "new"]
