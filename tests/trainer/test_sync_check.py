@@ -226,8 +226,9 @@ def test_a_run_never_trains_on_rollouts_of_weights_whose_check_failed(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """2 steps, the engine keeps its weights: the check of the sync after step 1 runs
-    behind the sync while step 2 is sampled, and fails at step 2's start, before the
-    trainer trains on that step's rollouts."""
+    behind the sync while step 2 is sampled, and fails before step 2 is stored (or,
+    were it stored, at step 2's start), so the trainer never trains on its rollouts.
+    A resumed run: tests/launcher/test_weight_check_resume.py."""
     from typer.testing import CliRunner
 
     from reinforge.cli.main import app

@@ -81,6 +81,11 @@ class Explorer:
         # reinforge's own storage I/O runs here, not in the loop's default executor,
         # which user code (asyncio.to_thread, run_in_executor) can fill with hung calls
         self._io_pool = ThreadPoolExecutor(1, thread_name_prefix="reinforge-explorer-io")
+        #: called (in the I/O thread) before a step's experiences are stored; raising
+        #: stores nothing and leaves the taskset cursor where it was. ``mode: both``
+        #: waits here for the verdict of the weight check of the weights that sampled
+        #: the step, so a failed check never leaves a step of theirs in the buffer.
+        self.before_store: Callable[[], Any] | None = None
         if scheduler is not None:  # another backend (Ray) runs the workflows
             self.scheduler = scheduler
             return
@@ -262,6 +267,8 @@ class Explorer:
         if self.cfg.dynamic_sampling is not None:
             metrics[names.EXPLORE_BATCHES] = float(batches)
             metrics[names.EXPLORE_KEPT_GROUPS] = float(groups)
+        if self.before_store is not None:
+            await self._io(self.before_store)
         write = asyncio.ensure_future(
             self._io(self.storage.write, exps, {"explorer": cursor.state()}, task_records(results))
         )

@@ -162,6 +162,9 @@ async def run_both(session: RunSession) -> dict[str, Any]:
         demos=load_aux_demonstrations(session),
     )
     trainer = loop.trainer
+    # a step sampled from synced weights is stored only once their check passed: a
+    # failed check then leaves none of its rollouts for a resumed run to train on
+    explorer.before_store = loop.check.settle
     if trainer.model_version:  # (model.init_from's weights are the engine's already)
         sync_in_process(trainer, explorer.engine, loop.check, loop.transport)
     cursor = explorer.open_taskset()

@@ -195,9 +195,19 @@ class WeightCheck:
     ``deferred``: ``verify`` only sets the engine's side going (each replica scores the
     probe while the caller goes on, e.g. the explorer samples the next step) and
     ``settle`` decides it; the caller must call ``settle`` before anything sampled from
-    the new weights is trained on. ``start`` settles the previous sync's check itself,
-    so no sync replaces weights whose check is still open. Not deferred, ``verify``
-    decides at once.
+    the new weights is trained on, and ``mode: both`` calls it before anything sampled
+    from them is stored (the explorer's ``before_store``). ``start`` settles the
+    previous sync's check itself, so no sync replaces weights whose check is still
+    open. Not deferred, ``verify`` decides at once.
+
+    Why the store waits rather than failed rows being marked afterwards: a resumed run
+    syncs its restored weights under the same version number the failed sync had, so
+    "rows of version V" cannot tell the broken sampling from the fixed one once the
+    run goes on; a mark written on the failure is also lost if the process dies
+    first. Held back, a step sampled from failed weights never reaches the buffer
+    (nor the taskset cursor stored with it), so a resumed run samples that step again
+    from its own, checked weights, and nothing needs cleaning up. The wait is
+    normally none: the probe's two forward passes finish long before a step's rollouts.
 
     ``last_seconds``: what the last ``verify`` held its caller up (``sync/verify_time``);
     ``take_waited()``: the seconds ``settle`` has waited since it was last asked
@@ -212,6 +222,10 @@ class WeightCheck:
     _warned: bool = False
     _pending: _Pending | None = None
     _waited: float = 0.0
+    #: held while a verdict is decided: the explorer's store and a train step in a
+    #: worker thread (``synchronizer.overlap``) may settle at the same time, and the
+    #: second must wait for the verdict rather than find nothing open and go on
+    _settling: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def start(self, trainer: Any, engine: Any) -> Future[list[float] | None] | None:
         """Called before a sync: decide a check still open from the previous sync, then
@@ -267,14 +281,15 @@ class WeightCheck:
     def settle(self) -> float:
         """Decide the check a deferred ``verify`` left open (raising ``WeightCheckError``
         if it fails); returns the seconds it waited. A no-op when none is open."""
-        if self._pending is None:
-            return 0.0
         began = time.perf_counter()
-        try:
-            self._decide()
-        finally:
-            waited = time.perf_counter() - began
-            self._waited += waited
+        with self._settling:
+            if self._pending is None:
+                return 0.0
+            try:
+                self._decide()
+            finally:
+                waited = time.perf_counter() - began
+                self._waited += waited
         return waited
 
     def take_waited(self) -> float:
