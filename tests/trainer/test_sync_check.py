@@ -171,6 +171,37 @@ def test_a_deferred_check_is_decided_by_settle_or_else_by_the_next_sync(
     assert check.last_gaps["replica 0"] <= TOLERANCES[("hf", "float32")]
 
 
+def test_a_settle_that_finds_the_verdict_being_decided_waits_for_it(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer's store and an overlapped train step may settle at once: the one
+    that comes second must not find nothing open and go on before the verdict."""
+    import threading
+
+    release = threading.Event()
+    real_score = engine.score_replicas
+
+    def slow_score(ids: list[int]) -> Any:
+        release.wait(30)
+        return real_score(ids)
+
+    monkeypatch.setattr(engine, "score_replicas", slow_score)
+    check = WeightCheck(deferred=True)
+    sync_in_process(trainer, engine, check)
+    first = threading.Thread(target=check.settle, daemon=True)
+    first.start()
+    while check._pending is not None:  # the first has taken the open check
+        first.join(0.01)
+    second = threading.Thread(target=check.settle, daemon=True)
+    second.start()
+    second.join(0.5)
+    assert second.is_alive(), "the second settle returned before the verdict"
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert not second.is_alive() and check.last_gaps["replica 0"] <= 1e-4
+
+
 RUN_CONFIG = """
 project: check
 name: t
