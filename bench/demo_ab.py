@@ -14,6 +14,7 @@ run it against an older commit's ``src`` and config::
         -- bench/demo_ab.py --steps 4
 
 Printed (seconds): the command's wall time (model load and checkpoint included), the
+part of it outside the steps' phases (start-up, checkpoint, plots, the end), the
 median per step of the training step (``train/step_time``), the exploring step
 (``explore/step_time``), the weight sync (``train/sync_time``) and the weight check
 (``sync/verify_time`` plus, where the check is deferred, ``sync/verify_wait_time``:
@@ -54,6 +55,13 @@ def phase_medians(rows: list[dict]) -> dict[str, float]:
     return medians
 
 
+def phase_totals(rows: list[dict]) -> float:
+    """The seconds all steps spent in the phases, summed: what the run's wall time has
+    on top of it is start-up (imports, model and engine load), checkpoints, plots and
+    the end."""
+    return sum(row.get(n, 0.0) for row in rows for names in PHASES.values() for n in names)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4, help="training steps (the demo: 16)")
@@ -76,6 +84,7 @@ def main() -> None:
     print(f"reinforge: {Path(reinforge.__file__).parent}")
     print(f"config: {config}  overrides: {' '.join(overrides + args.extra)}")
     print(f"total: {wall:.2f} s")
+    print(f"outside the steps' phases: {wall - phase_totals(rows):.2f} s")
     for phase, seconds in phase_medians(rows).items():
         print(f"{phase}: {seconds:.3f} s (median per step)")
 

@@ -31,3 +31,12 @@ def test_each_phase_is_the_median_over_the_steps_that_report_it() -> None:
 
 def test_a_phase_no_step_reports_is_zero() -> None:
     assert demo_ab.phase_medians([{"step": 1, "train/step_time": 3.0}])["sync"] == 0.0
+
+
+def test_the_phase_total_sums_every_step() -> None:
+    rows = [
+        {"step": 1, "explore/step_time": 10.0},
+        {"step": 1, "train/step_time": 4.0, "train/sync_time": 0.5, "sync/verify_wait_time": 0.1},
+        {"step": 2, "explore/step_time": 12.0, "explore/accuracy": 0.5},
+    ]
+    assert demo_ab.phase_totals(rows) == pytest.approx(26.6)
