@@ -48,14 +48,19 @@ def can_start_sharded(model_path: str | Path) -> bool:
 
 
 def empty_model(model_path: str | Path, dtype: torch.dtype) -> Any:
-    """The causal LM of ``model_path`` with its parameters on ``meta`` and its buffers
-    computed on the CPU."""
+    """The causal LM of ``model_path`` with its parameters on ``meta`` (tied ones one
+    parameter, as the old start's) and its buffers computed on the CPU."""
     from accelerate import init_empty_weights
     from transformers import AutoConfig, AutoModelForCausalLM
 
     config = AutoConfig.from_pretrained(model_path, local_files_only=True)
     with init_empty_weights(include_buffers=False):
-        return AutoModelForCausalLM.from_config(config, dtype=dtype)
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    # accelerate registers every parameter anew on meta, which parts tied embeddings
+    # into two: FSDP2 would shard, gather and reduce the head's copy on its own (one
+    # more vocabulary x hidden tensor in every step), so they are tied again here
+    model.tie_weights()
+    return model
 
 
 def add_lora(model: Any, lora: Any) -> Any:

@@ -168,6 +168,14 @@ def test_two_fsdp2_ranks_start_with_at_most_1_2_copies_of_the_model(
             )
 
 
+def _root_gathered(wrapped: Any) -> list[tuple[int, ...]]:
+    """The shapes of the tensors FSDP2 gathers for the root unit in each forward and
+    reduces in each backward (embeddings, final norm, the head when it is not tied):
+    a tied head gathered on its own is one more vocabulary x hidden tensor a step."""
+    group = wrapped._get_fsdp_state()._fsdp_param_group
+    return sorted(tuple(p._orig_size) for p in group.fsdp_params)
+
+
 def _weights(rank: int, model_path: str, folder: str, settings: dict[str, Any]) -> None:
     """Both starts' full policy and reference weights, gathered on rank 0."""
     from reinforge.trainer.sharding.strategy import full_state_dict, is_sharded
@@ -194,6 +202,7 @@ def _weights(rank: int, model_path: str, folder: str, settings: dict[str, Any]) 
                 and (trainer.ref_model is None or is_sharded(trainer.ref_model)),
                 "dtypes": sorted({str(p.dtype) for p in params}),
                 "buffers": {k: v.clone() for k, v in trainer.model.named_buffers()},
+                "root_gathered": _root_gathered(trainer.forward_module),
                 "tied": trainer.model.get_output_embeddings().weight
                 is trainer.model.get_input_embeddings().weight
                 if not settings.get("lora", {}).get("enabled")
@@ -241,6 +250,10 @@ def test_the_sharded_start_gives_the_weights_of_the_old_start(
         assert torch.equal(new["policy"]["model.norm.weight"], saved + 0.5)
         assert torch.equal(new["reference"]["model.norm.weight"], saved + 0.5)
     assert new["sharded"] and old["sharded"]
+    # the step gathers what the old start's step gathers: a tied head is not a tensor
+    # of its own (it was after the sharded start: one more vocabulary x hidden copy in
+    # every forward and backward, about a parameter shard more at the step's peak)
+    assert new["root_gathered"] == old["root_gathered"]
     assert new["buffers"].keys() == old["buffers"].keys()
     for name, buffer in old["buffers"].items():  # rotary inv_freq computed, not garbage
         assert torch.equal(new["buffers"][name], buffer), name
