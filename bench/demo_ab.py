@@ -87,6 +87,9 @@ def main() -> None:
     print(f"outside the steps' phases: {wall - phase_totals(rows):.2f} s")
     for phase, seconds in phase_medians(rows).items():
         print(f"{phase}: {seconds:.3f} s (median per step)")
+    for phase, names in PHASES.items():  # every step, to see a load spike in one
+        steps = [sum(r.get(n, 0.0) for n in names) for r in rows if any(n in r for n in names)]
+        print(f"{phase}, each step: {' '.join(f'{x:.2f}' for x in steps)}")
 
 
 if __name__ == "__main__":
