@@ -18,6 +18,7 @@ from reinforge.trainer.memory_plan import (
     ModelShape,
     RunShape,
     plan_memory,
+    saved_bytes_per_token,
 )
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -76,6 +77,70 @@ def test_activation_checkpointing_is_on_by_default_with_ranks_and_shrinks_activa
         plan_memory(shape, ranks).rank["activations"] * 4
         < plan_memory(shape, off).rank["activations"]
     )
+
+
+def _saved_by_one_layer(model: Any, layer: int, rows: int, length: int) -> int:
+    """Bytes autograd keeps for backward from decoder layer ``layer``'s forward: every
+    saved tensor's storage counted once, without the parameters themselves, the
+    tensors earlier layers saved already (rotary cos/sin, the mask) and autocast's
+    weight copies (bf16 tensors of a weight's shape or its transpose: the plan counts
+    them per layer)."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    weights = {tuple(p.shape) for p in model.model.layers[layer].parameters()}
+    weights |= {shape[::-1] for shape in weights}  # kept transposed, too
+    where = [-1]
+    saved: dict[int, tuple[int, int]] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        ptr = tensor.untyped_storage().data_ptr()
+        cast = tensor.dtype == torch.bfloat16 and tuple(tensor.shape) in weights
+        if ptr not in params and ptr not in saved and not cast:
+            saved[ptr] = (where[0], tensor.untyped_storage().nbytes())
+        return tensor
+
+    hooks = [
+        block.register_forward_pre_hook(lambda *_, i=i: where.__setitem__(0, i))
+        for i, block in enumerate(model.model.layers)
+    ]  # and the final norm's (after the last layer) are not the layer's
+    hooks.append(model.model.norm.register_forward_pre_hook(lambda *_: where.__setitem__(0, -1)))
+    ids = torch.randint(10, 1000, (rows, length), generator=torch.Generator().manual_seed(0))
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model.model(input_ids=ids, use_cache=False)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return sum(size for owner, size in saved.values() if owner == layer)
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("autocast", [False, True], ids=["fp32", "bf16_autocast"])
+def test_a_layers_saved_tensors_are_what_the_plan_counts(
+    attention: str, autocast: bool, tiny_model_path: Path
+) -> None:
+    """The plan's bytes per token and layer against what autograd saves in a forward
+    pass of a real decoder (the tiny SmolLM2-shaped model), in each mode it models."""
+    import contextlib
+
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        tiny_model_path, dtype=torch.float32, attn_implementation=attention
+    ).train()
+    rows, length = 3, 20  # 60 tokens: no activation has a weight's shape
+    context = (
+        torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False)
+        if autocast
+        else contextlib.nullcontext()
+    )
+    with context:
+        measured = _saved_by_one_layer(model, 1, rows, length)
+    shape = ModelShape.from_path(tiny_model_path)
+    planned = saved_bytes_per_token(
+        shape, 2 if autocast else 4, autocast, length if attention == "eager" else None
+    )
+    # what is left: each RMSNorm's 1/rms per token (4 bytes each), not counted
+    assert measured / (rows * length) == pytest.approx(planned, rel=0.02)
 
 
 def test_the_plan_of_one_process_matches_its_measured_state(tiny_model_path: Path) -> None:

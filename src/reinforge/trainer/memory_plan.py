@@ -14,9 +14,11 @@ micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
 - gathered (FSDP2): the units a rank holds whole at a time: the root (embeddings, head,
   final norm) and two decoder layers (the one running and the one prefetched), in the
   compute dtype, and one unit's unsharded gradient;
-- activations (an estimate): what backward keeps per token and layer (the residual
-  stream per layer with checkpointing, all of a layer's saved tensors without; eager
-  attention's score matrices) plus the vocabulary projection's chunk;
+- activations: what backward keeps per token and layer, as autograd's saved-tensor
+  hooks count it (the residual stream per layer with checkpointing and one layer
+  recomputed, all of a layer's saved tensors without; eager attention's
+  probabilities; autocast's weight copies), and the head's pass: the vocabulary
+  chunk's backward and the head weight's gradient it makes;
 - start: the most a rank holds while it starts (the whole model on the old path, its
   shard when it starts sharded);
 - the driver: the in-process engine's copy and the weight sync's buckets.
@@ -137,10 +139,16 @@ class RunShape:
     #: ``trainer.mixed_precision`` resolved for the device ("no", "bf16", "fp16");
     #: None: the config's, with ``auto`` as bf16 (the GPUs a plan is mostly for)
     mixed_precision: str | None = None
+    #: the trainer runs on the CPU (``attn_implementation: auto`` is eager there for
+    #: rows up to 512 tokens, SDPA on GPUs)
+    cpu: bool = False
+    #: the share of a row's tokens that are response tokens (the vocabulary
+    #: projection runs on those only)
+    response_share: float = 0.5
 
 
 #: what a rank holds only during the forward and backward passes
-_PASS_ITEMS = ("activations", "gathered units", "unsharded gradient")
+_PASS_ITEMS = ("activations", "head pass", "gathered units", "unsharded gradient")
 
 
 @dataclass
@@ -216,26 +224,73 @@ def _adapter_parameters(shape: ModelShape, cfg: TrainerConfig) -> int:
     return shape.layers * per_layer
 
 
-def _activations(shape: ModelShape, cfg: TrainerConfig, run: RunShape, act: int) -> int:
-    """Backward's saved tensors of one micro-batch, and the vocabulary chunk's logits."""
+def saved_bytes_per_token(
+    shape: ModelShape, compute_bytes: int, autocast: bool, eager_row_length: int | None
+) -> int:
+    """What backward keeps of one decoder layer for each token, as autograd's
+    saved-tensor hooks count it (SmolLM2 in fp32 and under bf16 autocast, eager and
+    SDPA attention; tests/trainer/test_memory_plan.py checks it on a model).
+    ``compute_bytes``: the forward's dtype; ``eager_row_length``: the row length under
+    eager attention, None under SDPA. Autocast's copies of the weights are apart
+    (per layer, not per token)."""
+    h, i, kv = shape.hidden, shape.intermediate, shape.kv_heads * shape.head_dim
+    a = compute_bytes
+    # both RMSNorms keep their input and its normalised value in fp32
+    norms = 4 * h * 4
+    # the norms' outputs as the projections take them: under autocast q/k/v and
+    # gate/up each keep their own cast copy (autocast's cache is off), else one each
+    inputs = (5 if autocast else 2) * h * a
+    # gate, its SiLU, up and their product (down_proj's input)
+    mlp = 4 * i * a
+    if eager_row_length is not None:
+        # q and k after rotary, k and v repeated to every head, o_proj's input; each
+        # head's row of probabilities (softmax in fp32, and its cast under autocast)
+        attention = 4 * h * a + shape.heads * eager_row_length * (4 + (a if autocast else 0))
+    else:  # SDPA: q after rotary, its output, k and v once per KV head, a logsumexp
+        attention = (2 * h + 2 * kv) * a + shape.heads * 4
+    return norms + inputs + mlp + attention
+
+
+def _activations(
+    shape: ModelShape, cfg: TrainerConfig, run: RunShape, a: int, strategy: str, autocast: bool
+) -> dict[str, int]:
+    """One micro-batch's forward and backward at their peak (the head's backward, when
+    every layer's saved tensors still exist), by kind:
+
+    - layers: each layer's saved tensors (``saved_bytes_per_token``); with
+      checkpointing only each layer's input (the fp32 residual stream) and, in
+      backward, one layer recomputed at a time;
+    - weight casts: bf16 autocast without FSDP2's bf16 gather keeps each linear's bf16
+      weight copy for backward (all layers', or the recomputed layer's);
+    - head: the final norm's saved tensors, the response positions' hidden rows, and the
+      backward of one vocabulary chunk (fp32 logits, log-softmax, the gradients of both,
+      the bf16 logits under autocast) and the head weight's gradient it makes (where a
+      gradient exists already it is a temporary beside it: always in one process and
+      DDP, past the first chunk under FSDP2, whose unsharded gradient is counted apart).
+    """
+    from reinforge.trainer.attention import EAGER_MAX_COLUMNS
+
     rows = cfg.micro_batch_size
     tokens = cfg.micro_batch_tokens or rows * run.row_tokens
     row_length = min(run.row_tokens, tokens)
-    kv = shape.kv_heads * shape.head_dim
-    h, i = shape.hidden, shape.intermediate
-    # per token and layer: both norms' inputs and outputs, q/k/v, the attention's
-    # output (o_proj's input), the MLP's gate, up, activation and product
-    per_token = act * (6 * h + 2 * kv + 4 * i)
-    if cfg.attn_implementation != "sdpa" and row_length <= 512:
-        per_token += act * shape.heads * row_length  # eager attention: the softmax
-    residual = 4 * h  # a layer's input (the residual stream, in the parameters' fp32)
+    responses = min(tokens, max(1, round(tokens * run.response_share)))
+    eager = cfg.attn_implementation == "eager" or (
+        cfg.attn_implementation == "auto" and run.cpu and row_length <= EAGER_MAX_COLUMNS
+    )
+    per_token = saved_bytes_per_token(shape, a, autocast, row_length if eager else None)
+    casts = shape.layer_parameters * a if autocast and strategy != "fsdp2" else 0
+    out: dict[str, int] = {}
     if cfg.checkpoint_activations:
-        saved = shape.layers * tokens * residual + tokens * per_token
+        out["activations"] = shape.layers * tokens * shape.hidden * 4 + tokens * per_token + casts
     else:
-        saved = shape.layers * tokens * per_token
-    # the vocabulary projection's chunk: logits, their fp32 copy, the log-softmax
-    logits = min(VOCAB_CHUNK, tokens) * shape.vocab * (act + 4 + 4)
-    return saved + logits
+        out["activations"] = shape.layers * (tokens * per_token + casts)
+    chunk = min(VOCAB_CHUNK, responses)
+    logits = chunk * shape.vocab * (4 * 4 + (a if autocast else 0))
+    head = 2 * tokens * shape.hidden * 4 + responses * shape.hidden * 4 + logits
+    if strategy != "fsdp2" or responses > VOCAB_CHUNK:
+        head += shape.vocab * shape.hidden * 4
+    out["head pass"] = head
+    return out
 
 
 def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = None) -> MemoryPlan:
@@ -277,7 +332,8 @@ def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = No
         r["gathered units"] = unit * compute
         if not lora:
             r["unsharded gradient"] = max(shape.layer_parameters, shape.root_parameters) * 4
-    r["activations"] = _activations(shape, cfg, run, act)
+    autocast = act < dtype  # fp32 weights, bf16/fp16 forward passes
+    r.update(_activations(shape, cfg, run, act, strategy, autocast))
     if cfg.parallel.cpu_offload and strategy == "fsdp2":
         plan.notes.append(
             "cpu_offload: trainable, gradients and optimizer live in host memory; "
@@ -314,9 +370,11 @@ def run_shape(config: Any) -> RunShape:
     )
     return RunShape(
         row_tokens=length,
+        response_share=min(1.0, model.max_response_tokens / length),
         engine_dtype=engine_dtype,
         bucket_bytes=bucket,
         foreach_optimizer=on_gpu,
+        cpu=not on_gpu,
     )
 
 
