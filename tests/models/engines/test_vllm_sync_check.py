@@ -143,13 +143,13 @@ def test_a_replica_kept_on_the_previous_weights_is_caught(
         _fails(trainer, replicas, "replica 0")
 
     # weights sent in the wrong dtype (float16 for float32 servers)
-    real_bodies = vllm_engine.chunk_bodies
+    real_chunks = vllm_engine.pack_chunks
 
     def half(bucket: Any, dtype: str | None = None) -> Any:
-        return real_bodies(bucket, "float16")
+        return real_chunks(bucket, "float16")
 
     with monkeypatch.context() as patch:
-        patch.setattr(vllm_engine, "chunk_bodies", half)
+        patch.setattr(vllm_engine, "pack_chunks", half)
         _fails(trainer, replicas, "replica 0")
 
     sync_in_process(trainer, replicas, check)  # and a correct sync passes again

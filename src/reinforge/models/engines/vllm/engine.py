@@ -10,8 +10,9 @@ Weight sync, one version at a time, each step under a deadline:
 
 * streamed full weights (``receive_weights``, the default): every replica pauses
   (keeping its queued requests) and opens a weight update through vLLM's native
-  protocol; each bucket of the trainer's weights goes to every replica as HTTP
-  request bodies (``bucket_transfer``), loaded in memory by the workers; then the
+  protocol; each bucket of the trainer's weights goes to every replica in chunks
+  whose raw bytes the workers pull from this process (``bucket_transfer``,
+  ``chunk_server``) and load in memory; then the
   update is finished, the prefix cache dropped (cached prompts hold old-weight KV)
   and the replicas resume. No file is written: a replica that restarts after such a
   sync comes back with the base weights and stays out of the pool until the next
@@ -41,7 +42,8 @@ from typing import Any
 from reinforge.models.engine import Completion, ImageSource, SamplingParams, failed_future
 from reinforge.models.engines.openai.engine import OpenAIEngine
 from reinforge.models.engines.openai.protocol import stamp_version
-from reinforge.models.engines.vllm.bucket_transfer import WEIGHT_TRANSFER_ARGS, chunk_bodies
+from reinforge.models.engines.vllm.bucket_transfer import WEIGHT_TRANSFER_ARGS, Chunk, pack_chunks
+from reinforge.models.engines.vllm.chunk_server import ChunkServer
 from reinforge.models.engines.vllm.multimodal import (
     GENERATE_PATH,
     SCALE_OUT_FLAG,
@@ -359,9 +361,10 @@ class VLLMEngine(OpenAIEngine):
     def receive_weights(
         self, buckets: Iterable[dict[str, Any]], version: int | None = None
     ) -> None:
-        """Streamed full weights: each bucket goes to every replica over HTTP as it comes
-        (vLLM's ``start_weight_update`` / ``update_weights`` / ``finish_weight_update``),
-        and is loaded in memory; nothing is written to disk (``bucket_transfer``)."""
+        """Streamed full weights: each bucket goes to every replica as it comes, through
+        vLLM's ``start_weight_update`` / ``update_weights`` / ``finish_weight_update``;
+        each request names a chunk the workers pull raw from this process's chunk
+        server and load in memory. Nothing is written to disk (``bucket_transfer``)."""
         version = self.model_version + 1 if version is None else int(version)
         with self._sync_lock:
             self._each_replica(lambda s: self._call(s, "POST", "/pause", params={"mode": "keep"},
@@ -370,13 +373,11 @@ class VLLMEngine(OpenAIEngine):
                 self._each_replica(lambda s: self._call(s, "POST", "/start_weight_update",
                                                         stage="start the weight update"))  # fmt: skip
                 try:
-                    for bucket in buckets:
-                        for body in chunk_bodies(bucket, self.dtype):
-                            self._each_replica(
-                                lambda s, body=body: self._call(
-                                    s, "POST", "/update_weights", json=body,
-                                    stage="load a bucket of weights"))  # fmt: skip
-                        del bucket
+                    with ChunkServer() as chunks:
+                        for bucket in buckets:
+                            for chunk in pack_chunks(bucket, self.dtype):
+                                self._send_chunk(chunks, chunk)
+                            del bucket
                 finally:  # closes the session even when a bucket failed (then reraises)
                     self._each_replica(
                         lambda s: self._call(s, "POST", "/finish_weight_update",
@@ -391,6 +392,16 @@ class VLLMEngine(OpenAIEngine):
             self._weights_dir = None
             self._synced_all(version, streamed=True)
             prune_versions(self.work_dir / "weights", "v", 0)  # older files: never loaded again
+
+    def _send_chunk(self, chunks: ChunkServer, chunk: Chunk) -> None:
+        """Every replica loads ``chunk`` (served while they pull it, then dropped)."""
+        info = chunks.publish(chunk)
+        try:
+            self._each_replica(
+                lambda s: self._call(s, "POST", "/update_weights", json={"update_info": info},
+                                     stage="load a bucket of weights"))  # fmt: skip
+        finally:
+            chunks.retire(info)
 
     def update_lora_adapter(self, adapter_dir: str | Path, version: int) -> None:
         """Hot-load a PEFT adapter folder as the newest policy version."""

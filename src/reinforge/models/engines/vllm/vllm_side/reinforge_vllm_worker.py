@@ -6,14 +6,17 @@ calls its methods through vLLM's ``/collective_rpc``.
 Importing it also registers the ``reinforge_http`` weight-transfer backend with vLLM's
 ``WeightTransferEngineFactory`` (the worker imports this module before it loads the
 model, where the backend is built). vLLM's own backends (``nccl``, ``ipc``) move
-tensors between GPUs; this one takes the weights in the body of the native
-``/update_weights`` request (safetensors bytes, base64), so it runs on the CPU and
-across hosts, and nothing is written to disk.
+tensors between GPUs; with this one the native ``/update_weights`` request carries a
+small descriptor (a URL; each tensor's name, dtype, shape and offset) and the worker
+pulls the chunk's raw bytes from the driver with one HTTP GET (``fetch_tensors``), so
+it runs on the CPU and across hosts, and nothing is written to disk.
 """
 
-import base64
 import contextlib
+import math
+import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
 HTTP_BACKEND = "reinforge_http"
 
@@ -40,6 +43,41 @@ def refresh_output_layer(model: object) -> None:
         method.process_weights_after_loading(head)
 
 
+def fetch_tensors(
+    url: str, nbytes: int, tensors: list[dict[str, Any]], timeout: float = 600.0
+) -> list[tuple[str, Any]]:
+    """Pull one chunk's bytes from ``url`` into one buffer and view its tensors there
+    (``(name, tensor)`` pairs, no copy): the chunk ``bucket_transfer.Chunk`` lays out."""
+    import torch
+
+    buffer = torch.empty(nbytes, dtype=torch.uint8)
+    view = memoryview(buffer.numpy())
+    got = 0
+    # straight to the driver: a proxy set in the server's environment is not in the path
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open(url, timeout=timeout) as response:
+        while got < nbytes:
+            n = response.readinto(view[got:])
+            if not n:
+                break
+            got += n
+    if got != nbytes:
+        raise RuntimeError(f"reinforge_http: {url} sent {got} of the chunk's {nbytes} bytes")
+    out = []
+    for spec in tensors:
+        dtype = getattr(torch, spec["dtype"])
+        shape = spec["shape"]
+        start = spec["offset"]
+        end = start + math.prod(shape) * dtype.itemsize
+        if end > nbytes:
+            raise RuntimeError(
+                f"reinforge_http: tensor {spec['name']} ends at byte {end}, "
+                f"past the chunk's {nbytes}"
+            )
+        out.append((spec["name"], buffer[start:end].view(dtype).view(shape)))
+    return out
+
+
 def _register_http_backend() -> None:
     try:
         from vllm.distributed.weight_transfer.base import (
@@ -57,8 +95,12 @@ def _register_http_backend() -> None:
 
     @dataclass
     class HttpUpdateInfo(WeightTransferUpdateInfo):
-        #: one safetensors file's bytes, base64-encoded (JSON carries no raw bytes)
-        safetensors_b64: str
+        #: where the driver serves the chunk's raw bytes
+        url: str
+        #: the chunk's length in bytes
+        nbytes: int
+        #: each tensor: name, dtype (a torch attribute name), shape, byte offset
+        tensors: list
 
     class HttpWeightTransferEngine(WeightTransferEngine):
         """Loads each chunk's tensors with the model's ``load_weights`` inside vLLM's
@@ -82,10 +124,8 @@ def _register_http_backend() -> None:
             self.receive_weights(self.parse_update_info(update_info))
 
         def receive_weights(self, update_info: HttpUpdateInfo) -> None:
-            from safetensors.torch import load
-
-            tensors = load(base64.b64decode(update_info.safetensors_b64))
-            self.model.load_weights(weights=list(tensors.items()))
+            info = update_info
+            self.model.load_weights(weights=fetch_tensors(info.url, info.nbytes, info.tensors))
 
         def finish_weight_update(self) -> None:
             from vllm.model_executor.model_loader.reload import finalize_layerwise_reload

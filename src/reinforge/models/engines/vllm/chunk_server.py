@@ -1,0 +1,116 @@
+"""The driver's side of a streamed vLLM sync: an HTTP server that hands each chunk's
+raw bytes to the workers that pull them (``bucket_transfer``).
+
+One server lives for one sync (``with ChunkServer() as server``): a thread of the
+standard library's ``ThreadingHTTPServer`` on a free port. ``publish`` puts a chunk
+at a fresh unguessable path and returns its descriptor (the ``update_info`` of one
+``/update_weights`` request); ``retire`` drops it once every replica has loaded it.
+A GET writes the tensors' bytes straight from their memory (no serialised copy), so
+the driver holds the chunk only as the tensors it already has. Leaving the ``with``
+(normally or by an error part way) stops the thread, closes the port and drops every
+chunk still published: nothing of a failed sync stays alive.
+
+It binds 127.0.0.1 by default, where ``VLLMServer`` starts the replicas; replicas on
+other hosts need ``host`` set to an address they can reach.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from reinforge.models.engines.vllm.bucket_transfer import Chunk
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        chunk = self.server.published.get(self.path.lstrip("/"))
+        if chunk is None:
+            self.send_error(404, "no such chunk (retired, or the sync ended)")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(chunk.nbytes))
+        self.end_headers()
+        for piece in chunk.pieces():
+            self.wfile.write(piece)
+        self.server.served += 1
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # one line a request on stderr is noise during a sync
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        super().__init__(address, _Handler)
+        #: path (a random token) -> chunk; read by handler threads
+        self.published: dict[str, Chunk] = {}
+        #: chunks sent in full (one count a replica)
+        self.served = 0
+
+
+class ChunkServer:
+    """Serves the chunks of one sync to the replicas' workers; a context manager."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ChunkServer:
+        self._server = _Server((self.host, 0))
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="reinforge-vllm-chunks",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("ChunkServer is not running (use it as `with ChunkServer()`)")
+        return f"http://{self.host}:{self._server.server_address[1]}"
+
+    @property
+    def published(self) -> int:
+        """How many chunks are held now."""
+        return len(self._server.published) if self._server else 0
+
+    @property
+    def served(self) -> int:
+        return self._server.served if self._server else 0
+
+    def publish(self, chunk: Chunk) -> dict[str, Any]:
+        """Serve ``chunk`` at a new path; its descriptor (an ``update_info``)."""
+        token = secrets.token_urlsafe(16)
+        descriptor = chunk.descriptor(f"{self.url}/{token}")
+        self._server.published[token] = chunk
+        return descriptor
+
+    def retire(self, descriptor: dict[str, Any]) -> None:
+        """Stop serving the chunk ``descriptor`` names (its bytes can be freed)."""
+        if self._server is not None:
+            self._server.published.pop(descriptor["url"].rsplit("/", 1)[1], None)
+
+    def close(self) -> None:
+        """Stop the thread, close the port and drop every chunk (idempotent)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.published.clear()
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
