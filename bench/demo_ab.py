@@ -55,6 +55,18 @@ def phase_medians(rows: list[dict]) -> dict[str, float]:
     return medians
 
 
+def train_seconds_per_1k_tokens(rows: list[dict]) -> float:
+    """The training step's median seconds per 1,000 trained tokens: the step's time
+    follows how many groups the demo's ``reward_std_filter`` kept, which differs from
+    run to run."""
+    per_step = [
+        1000 * row["train/step_time"] / row["train/tokens"]
+        for row in rows
+        if row.get("train/tokens") and "train/step_time" in row
+    ]
+    return statistics.median(per_step) if per_step else 0.0
+
+
 def phase_totals(rows: list[dict]) -> float:
     """The seconds all steps spent in the phases, summed: what the run's wall time has
     on top of it is start-up (imports, model and engine load), checkpoints, plots and
@@ -87,6 +99,9 @@ def main() -> None:
     print(f"outside the steps' phases: {wall - phase_totals(rows):.2f} s")
     for phase, seconds in phase_medians(rows).items():
         print(f"{phase}: {seconds:.3f} s (median per step)")
+    print(f"train step per 1k tokens: {train_seconds_per_1k_tokens(rows):.3f} s (median)")
+    trained = [r for r in rows if "train/tokens" in r]
+    print(f"train tokens, each step: {' '.join(str(int(r['train/tokens'])) for r in trained)}")
     for phase, names in PHASES.items():  # every step, to see a load spike in one
         steps = [sum(r.get(n, 0.0) for n in names) for r in rows if any(n in r for n in names)]
         print(f"{phase}, each step: {' '.join(f'{x:.2f}' for x in steps)}")

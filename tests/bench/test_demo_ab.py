@@ -40,3 +40,13 @@ def test_the_phase_total_sums_every_step() -> None:
         {"step": 2, "explore/step_time": 12.0, "explore/accuracy": 0.5},
     ]
     assert demo_ab.phase_totals(rows) == pytest.approx(26.6)
+
+
+def test_the_training_step_is_also_timed_per_token() -> None:
+    rows = [
+        {"step": 1, "train/step_time": 4.0, "train/tokens": 2000},
+        {"step": 2, "train/step_time": 9.0, "train/tokens": 3000},
+        {"step": 3, "train/step_time": 1.0, "train/tokens": 2000},
+        {"step": 4, "explore/step_time": 7.0},
+    ]
+    assert demo_ab.train_seconds_per_1k_tokens(rows) == pytest.approx(2.0)
