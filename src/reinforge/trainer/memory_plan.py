@@ -13,7 +13,8 @@ micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
 - reference (exact): the frozen KL model, in bf16 under bf16 mixed precision;
 - gathered (FSDP2): the units a rank holds whole at a time: the root (embeddings, head,
   final norm) and two decoder layers (the one running and the one prefetched), in the
-  compute dtype, and one unit's unsharded gradient;
+  compute dtype, and one unit's unsharded gradient with the reduce-scatter's flat copy
+  of it;
 - activations: what backward keeps per token and layer, as autograd's saved-tensor
   hooks count it (the residual stream per layer with checkpointing and one layer
   recomputed, all of a layer's saved tensors without; eager attention's
@@ -331,7 +332,10 @@ def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = No
         unit = 2 * shape.layer_parameters + shape.root_parameters
         r["gathered units"] = unit * compute
         if not lora:
-            r["unsharded gradient"] = max(shape.layer_parameters, shape.root_parameters) * 4
+            # the unit's gradient (in the gather's dtype) and the flat fp32 copy the
+            # reduce-scatter fills from it before it is freed
+            largest = max(shape.layer_parameters, shape.root_parameters)
+            r["unsharded gradient"] = largest * (compute + 4)
     autocast = act < dtype  # fp32 weights, bf16/fp16 forward passes
     r.update(_activations(shape, cfg, run, act, strategy, autocast))
     if cfg.parallel.cpu_offload and strategy == "fsdp2":
