@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +33,11 @@ def config(strategy: str | None, **extra: Any) -> TrainerConfig:
     return TrainerConfig.model_validate(data)
 
 
-def train_single(path: Path, cfg: TrainerConfig, exps: list[Experience], steps: int, pad: int):
-    trainer = Trainer(path, cfg, pad_token_id=pad)
-    metrics = [trainer.train_step(copy.deepcopy(exps)).metrics for _ in range(steps)]
-    return trainer, metrics
-
-
-def max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
-    assert a.keys() == b.keys()
-    return max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
-
-
 def test_each_rank_receives_about_its_share_of_the_tokens_as_tensors(
-    tiny_model_path: Path, rank_batch: list[Experience]
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    train_single: Callable,
+    max_difference: Callable,
 ) -> None:
     # 16 experiences in micro-batches of 2: 8 micro-batches, 4 on each rank
     single, _ = train_single(tiny_model_path, config(None, micro_batch_size=2), rank_batch, 1, 0)
@@ -72,7 +65,10 @@ def test_each_rank_receives_about_its_share_of_the_tokens_as_tensors(
 
 
 def test_a_kl_penalty_in_the_reward_is_scored_by_the_ranks(
-    tiny_model_path: Path, rank_batch: list[Experience]
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    train_single: Callable,
+    max_difference: Callable,
 ) -> None:
     """reinforce_plus_plus scores every row with the reference before its advantages:
     the driver sends each rank its part of the rows (3 micro-batches for 2 ranks, so

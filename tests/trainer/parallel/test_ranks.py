@@ -5,11 +5,11 @@ a step with fewer micro-batches than ranks (empty passes) too."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from reinforge.core import Experience
 from reinforge.trainer.parallel.ranked_trainer import RankedTrainer
@@ -38,21 +38,15 @@ def config(strategy: str | None, lora: bool = False, **extra: Any) -> TrainerCon
     return TrainerConfig.model_validate(data)
 
 
-def train_single(path: Path, cfg: TrainerConfig, exps: list[Experience], steps: int, pad: int):
-    trainer = Trainer(path, cfg, pad_token_id=pad)
-    metrics = [trainer.train_step(copy.deepcopy(exps)).metrics for _ in range(steps)]
-    return trainer, metrics
-
-
-def max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
-    assert a.keys() == b.keys()
-    return max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
-
-
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp2"])
 def test_two_ranks_train_what_one_process_trains(
-    strategy: str, lora: bool, tiny_model_path: Path, rank_batch: list[Experience]
+    strategy: str,
+    lora: bool,
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    train_single: Callable,
+    max_difference: Callable,
 ) -> None:
     pad = 0
     single, single_metrics = train_single(tiny_model_path, config(None, lora), rank_batch, 2, pad)
@@ -79,7 +73,10 @@ def test_two_ranks_train_what_one_process_trains(
 
 
 def test_a_rank_without_a_micro_batch_runs_empty_passes(
-    tiny_model_path: Path, rank_batch: list[Experience]
+    tiny_model_path: Path,
+    rank_batch: list[Experience],
+    train_single: Callable,
+    max_difference: Callable,
 ) -> None:
     """One micro-batch for two ranks: rank 1 only joins FSDP2's gathers and reductions."""
     exps = rank_batch[:4]
