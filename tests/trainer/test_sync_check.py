@@ -202,6 +202,25 @@ def test_a_settle_that_finds_the_verdict_being_decided_waits_for_it(
     assert not second.is_alive() and check.last_gaps["replica 0"] <= 1e-4
 
 
+#: the least factor a tolerance must sit above the largest honest gap measured for it
+MARGIN = 1.5
+
+
+def test_each_measured_tolerance_sits_above_its_honest_gap_with_a_margin() -> None:
+    """docs/verification.md's calibration table and ``TOLERANCES`` agree, and each
+    tolerance is at least ``MARGIN`` times the largest gap a correct sync showed (bf16
+    engines: the weights' rounding makes that gap large, up to 1 nat on vLLM)."""
+    doc = (Path(__file__).parents[2] / "docs" / "verification.md").read_text()
+    table = doc[doc.index("| engine, dtype | largest honest gap") :].split("\n\n")[0]
+    rows = [r.split("|")[1:-1] for r in table.splitlines()[2:]]
+    assert len(rows) >= 4, table
+    for cells in rows:
+        engine, dtype = cells[0].split()[:2]
+        honest, tolerance = float(cells[1].split()[0]), float(cells[3].split()[0])
+        assert tolerance == TOLERANCES[(engine, dtype)], (engine, dtype)
+        assert tolerance >= MARGIN * honest, (engine, dtype, honest, tolerance)
+
+
 RUN_CONFIG = """
 project: check
 name: t

@@ -30,8 +30,8 @@ logger = logging.getLogger(__name__)
 #: seconds the weight check took after a sync (scoring the probe on every replica plus
 #: the trainer's forward pass), reported beside ``train/sync_time``
 SYNC_VERIFY_TIME = "sync/verify_time"
-#: seconds a train step waited at its start for the last sync's check to be decided
-#: (its engine side runs behind the sync: ``WeightCheck.deferred``)
+#: seconds the explorer's store of a step, or a train step at its start, waited for the
+#: last sync's check to be decided (it runs behind the sync: ``WeightCheck.deferred``)
 SYNC_VERIFY_WAIT = "sync/verify_wait_time"
 
 #: the probe: fixed text, tokenized by the policy's tokenizer (prompt, then continuation;
@@ -43,13 +43,18 @@ PROBE_CONTINUATION = (
 
 #: largest |log p_engine - log p_trainer| per token a correct sync may show, by (engine,
 #: dtype of the engine or the trainer, whichever is coarser); see docs/verification.md
-#: for the measured honest gaps these sit above
+#: for the measured honest gaps these sit above. bf16: 42 correct syncs of the 135M
+#: model at lr 1e-5..1e-3 showed up to 0.60 (hf) and 1.04 (vLLM): a bf16 engine
+#: computes in bf16 and holds the trainer's weights rounded to bf16, which at small
+#: learning rates lags the trainer by up to half a bf16 step on every weight, all in
+#: the update's direction; the tolerances sit about 2x above that, so a correct sync
+#: never fails, and catch gross breaks only (docs/verification.md lists which).
 TOLERANCES: dict[tuple[str, str], float] = {
     ("hf", "float32"): 1e-4,
-    ("hf", "bfloat16"): 0.5,
+    ("hf", "bfloat16"): 1.2,
     ("hf", "float16"): 0.25,
     ("vllm", "float32"): 5e-3,
-    ("vllm", "bfloat16"): 0.5,
+    ("vllm", "bfloat16"): 2.0,
     ("vllm", "float16"): 0.25,
 }
 _COARSENESS = {"float32": 0, "float16": 1, "bfloat16": 2}
