@@ -43,18 +43,19 @@ PROBE_CONTINUATION = (
 
 #: largest |log p_engine - log p_trainer| per token a correct sync may show, by (engine,
 #: dtype of the engine or the trainer, whichever is coarser); see docs/verification.md
-#: for the measured honest gaps these sit above. bf16: 42 correct syncs of the 135M
-#: model at lr 1e-5..1e-3 showed up to 0.60 (hf) and 1.04 (vLLM): a bf16 engine
-#: computes in bf16 and holds the trainer's weights rounded to bf16, which at small
-#: learning rates lags the trainer by up to half a bf16 step on every weight, all in
-#: the update's direction; the tolerances sit about 2x above that, so a correct sync
-#: never fails, and catch gross breaks only (docs/verification.md lists which).
+#: for the measured honest gaps these sit above. bf16: 90 correct syncs of the 135M
+#: model on vLLM at lr 1e-5..1e-3 showed up to 1.43 (at the demo's 2e-5), 42 on hf up to
+#: 0.60: a bf16 engine computes in bf16 (0.4-0.55 of it) and holds the trainer's
+#: weights rounded to bf16, which at small learning rates lag the trainer's by up to
+#: half a bf16 step on every weight, all in the update's direction (up to 1.26 of it,
+#: the same for any bf16 engine); 3.0 sits about 2x above, far from any correct sync
+#: measured, and catches gross breaks only (docs/verification.md lists which).
 TOLERANCES: dict[tuple[str, str], float] = {
     ("hf", "float32"): 1e-4,
-    ("hf", "bfloat16"): 1.2,
+    ("hf", "bfloat16"): 3.0,
     ("hf", "float16"): 0.25,
     ("vllm", "float32"): 5e-3,
-    ("vllm", "bfloat16"): 2.0,
+    ("vllm", "bfloat16"): 3.0,
     ("vllm", "float16"): 0.25,
 }
 _COARSENESS = {"float32": 0, "float16": 1, "bfloat16": 2}
