@@ -25,7 +25,7 @@ from reinforge.models.engines.vllm.bucket_transfer import (
     Chunk,
     pack_chunks,
 )
-from reinforge.models.engines.vllm.chunk_server import ChunkServer
+from reinforge.models.engines.vllm.chunk_server import ChunkServer, address_for
 
 
 def _worker() -> ModuleType:
@@ -106,6 +106,32 @@ def test_tensors_of_mixed_dtypes_and_odd_sizes_start_aligned_and_come_back() -> 
         got = _pull(served, chunk)
     for name, want in bucket.items():
         assert got[name].dtype == want.dtype and torch.equal(got[name], want), name
+
+
+def _own_address() -> str:
+    """This machine's address on its default route (what another node would reach)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # a documentation address: nothing is sent
+        except OSError:  # no route at all
+            return "127.0.0.1"
+        return probe.getsockname()[0]
+
+
+def test_replicas_on_another_host_pull_from_an_address_they_can_reach() -> None:
+    local = ["http://127.0.0.1:8000", "http://localhost:8001"]
+    assert address_for(local) == ("127.0.0.1", "127.0.0.1")
+    own = _own_address()
+    if own.startswith("127."):
+        pytest.skip("this machine has no address but loopback")
+    # a replica that bound its node's IP (a Ray replica on another node looks the same)
+    bind, advertised = address_for([*local, f"http://{own}:8002"])
+    assert (bind, advertised) == ("0.0.0.0", own)
+    (chunk,) = list(pack_chunks({"w": torch.randn(4, 4)}, "float32"))
+    with ChunkServer(bind, advertised) as served:
+        assert served.url.startswith(f"http://{own}:")
+        got = _pull(served, chunk)  # over the advertised, non-loopback address
+    assert torch.equal(got["w"], chunk.tensors[0][1])
 
 
 def test_a_retired_chunk_is_gone_and_a_short_body_is_an_error() -> None:

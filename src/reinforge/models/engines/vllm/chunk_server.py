@@ -10,18 +10,52 @@ the driver holds the chunk only as the tensors it already has. Leaving the ``wit
 (normally or by an error part way) stops the thread, closes the port and drops every
 chunk still published: nothing of a failed sync stays alive.
 
-It binds 127.0.0.1 by default, where ``VLLMServer`` starts the replicas; replicas on
-other hosts need ``host`` set to an address they can reach.
+Where it listens follows the replicas (``address_for``): 127.0.0.1 when every replica
+is on loopback (reinforge's own local servers); otherwise every interface, advertised
+under this host's address on the route to the first remote replica (a Ray replica
+on another node binds its node's IP), so workers there can pull from it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
+import socket
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from reinforge.models.engines.vllm.bucket_transfer import Chunk
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost
+        return False
+
+
+def address_for(replica_urls: Iterable[str]) -> tuple[str, str]:
+    """``(bind, advertised)``: where the chunk server listens and the host its URLs name.
+
+    All replicas on loopback: ``("127.0.0.1", "127.0.0.1")``. Otherwise every interface,
+    advertised as the local address the kernel routes to the first remote replica (a UDP
+    ``connect`` sends nothing; it only picks the route), which local replicas reach too.
+    """
+    remote = [
+        parts
+        for parts in (urlsplit(url) for url in replica_urls)
+        if parts.hostname and not _is_loopback(parts.hostname)
+    ]
+    if not remote:
+        return "127.0.0.1", "127.0.0.1"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((remote[0].hostname, remote[0].port or 80))
+        return "0.0.0.0", probe.getsockname()[0]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -58,8 +92,10 @@ class _Server(ThreadingHTTPServer):
 class ChunkServer:
     """Serves the chunks of one sync to the replicas' workers; a context manager."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", advertised: str | None = None) -> None:
         self.host = host
+        #: the host name in the chunks' URLs (``host`` unless that is every interface)
+        self.advertised = advertised or host
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -81,7 +117,7 @@ class ChunkServer:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("ChunkServer is not running (use it as `with ChunkServer()`)")
-        return f"http://{self.host}:{self._server.server_address[1]}"
+        return f"http://{self.advertised}:{self._server.server_address[1]}"
 
     @property
     def published(self) -> int:

@@ -43,7 +43,7 @@ from reinforge.models.engine import Completion, ImageSource, SamplingParams, fai
 from reinforge.models.engines.openai.engine import OpenAIEngine
 from reinforge.models.engines.openai.protocol import stamp_version
 from reinforge.models.engines.vllm.bucket_transfer import WEIGHT_TRANSFER_ARGS, Chunk, pack_chunks
-from reinforge.models.engines.vllm.chunk_server import ChunkServer
+from reinforge.models.engines.vllm.chunk_server import ChunkServer, address_for
 from reinforge.models.engines.vllm.multimodal import (
     GENERATE_PATH,
     SCALE_OUT_FLAG,
@@ -373,7 +373,8 @@ class VLLMEngine(OpenAIEngine):
                 self._each_replica(lambda s: self._call(s, "POST", "/start_weight_update",
                                                         stage="start the weight update"))  # fmt: skip
                 try:
-                    with ChunkServer() as chunks:
+                    bind, advertised = address_for(s.url for s in self.servers)
+                    with ChunkServer(bind, advertised) as chunks:
                         for bucket in buckets:
                             for chunk in pack_chunks(bucket, self.dtype):
                                 self._send_chunk(chunks, chunk)
