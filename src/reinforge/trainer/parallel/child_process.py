@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -18,6 +20,20 @@ def die_with_parent() -> None:
 
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+
+
+def dead_peer(procs: Sequence[Any], rank: int, grace: float = 1.0) -> int | None:
+    """A rank other than ``rank`` that has exited, waiting up to ``grace`` seconds for one.
+
+    Why: when a rank dies, its peers' next collective fails at once (gloo: "Connection
+    reset by peer"), and that traceback can reach the driver before the driver sees the
+    dead process exit. The dead rank is the cause, and the error should name it."""
+    end = time.monotonic() + grace
+    while True:
+        dead = [r for r, proc in enumerate(procs) if r != rank and proc.poll() is not None]
+        if dead or time.monotonic() > end:
+            return dead[0] if dead else None
+        time.sleep(0.05)
 
 
 class RemoteRank:

@@ -29,7 +29,7 @@ import torch
 from reinforge.algorithms import TrainBatch, resolve_algorithm
 from reinforge.core import Experience
 from reinforge.core.placement import GpuPlan, plan_gpus, visible_gpu_count
-from reinforge.trainer.parallel.child_process import RemoteRank, die_with_parent
+from reinforge.trainer.parallel.child_process import RemoteRank, dead_peer, die_with_parent
 from reinforge.trainer.parallel.rank_start import (
     TrainerRankError,
     free_port,
@@ -277,8 +277,7 @@ class RankedTrainer:
         except (EOFError, OSError):
             self._fail(name, f"rank 0 died{self._exit_note(0)}")
         if kind == "error":
-            last = value.strip().splitlines()[-1] if value.strip() else "an error"
-            self._fail(name, f"rank 0 raised {last}", detail=value)
+            self._fail_raised(name, 0, value)
         if kind != "bucket":
             self._fail(name, f"rank 0 answered {kind!r} before its last bucket")
         return None if value is None else receive_tensors(conn, value)
@@ -445,8 +444,7 @@ class RankedTrainer:
                     self._stop_all()
                     raise TrainerRankError(value)
                 if kind == "error":
-                    last = value.strip().splitlines()[-1] if value.strip() else "an error"
-                    self._fail(name, f"rank {rank} raised {last}", detail=value)
+                    self._fail_raised(name, rank, value)
                 replies[rank] = value
                 del waiting[rank]
             for rank in list(waiting):
@@ -464,6 +462,14 @@ class RankedTrainer:
     def _exit_note(self, rank: int) -> str:
         code = self._procs[rank].poll()
         return "" if code is None else f" (exit code {code})"
+
+    def _fail_raised(self, name: str, rank: int, value: str) -> None:
+        """``rank`` sent a traceback; a peer found dead is named first, as its cause."""
+        why = f"rank {rank} raised " + (value.strip().splitlines() or ["an error"])[-1]
+        peer = dead_peer(self._procs, rank)
+        if peer is not None:
+            why = f"rank {peer} died{self._exit_note(peer)}, then {why}"
+        self._fail(name, why, detail=value)
 
     def _fail(self, name: str, why: str, detail: str = "") -> None:
         self._closed = True
