@@ -108,13 +108,17 @@ def test_tensors_of_mixed_dtypes_and_odd_sizes_start_aligned_and_come_back() -> 
         assert got[name].dtype == want.dtype and torch.equal(got[name], want), name
 
 
-def _own_address() -> str:
-    """This machine's address on its default route (what another node would reach)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+def _own_address(family: socket.AddressFamily = socket.AF_INET) -> str:
+    """This machine's address on its default route (what another node would reach);
+    loopback where it has no route of that family."""
+    target, loopback = (("192.0.2.1", 9), "127.0.0.1")
+    if family == socket.AF_INET6:  # a documentation address of each family
+        target, loopback = (("2001:db8::1", 9), "::1")
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
         try:
-            probe.connect(("192.0.2.1", 9))  # a documentation address: nothing is sent
+            probe.connect(target)  # nothing is sent
         except OSError:  # no route at all
-            return "127.0.0.1"
+            return loopback
         return probe.getsockname()[0]
 
 
@@ -132,6 +136,30 @@ def test_replicas_on_another_host_pull_from_an_address_they_can_reach() -> None:
         assert served.url.startswith(f"http://{own}:")
         got = _pull(served, chunk)  # over the advertised, non-loopback address
     assert torch.equal(got["w"], chunk.tensors[0][1])
+
+
+def test_an_ipv6_replica_pulls_over_ipv6() -> None:
+    own = _own_address(socket.AF_INET6)
+    if own == "::1" or own.startswith("fe80"):
+        pytest.skip("this machine has no routable IPv6 address")
+    bind, advertised = address_for(["http://127.0.0.1:8000", f"http://[{own}]:8002"])
+    assert (bind, advertised) == ("::", own)
+    (chunk,) = list(pack_chunks({"w": torch.randn(4, 4)}, "float32"))
+    with ChunkServer(bind, advertised) as served:
+        assert served.url.startswith(f"http://[{own}]:")  # bracketed, as URLs need
+        got = _pull(served, chunk)  # over IPv6
+        local = dict(fetch_tensors(*_local_copy(served, chunk)))  # a replica on 127.0.0.1
+    assert torch.equal(got["w"], chunk.tensors[0][1])
+    assert torch.equal(local["w"], chunk.tensors[0][1])
+
+
+def _local_copy(chunks: ChunkServer, chunk: Chunk) -> tuple[str, int, list]:
+    """``chunk`` published again, its URL pointed at 127.0.0.1 (what a replica on this
+    machine's IPv4 loopback reaches)."""
+    info = chunks.publish(chunk)
+    path = info["url"].rsplit("/", 1)[1]
+    port = info["url"].rsplit(":", 1)[1].split("/")[0]
+    return f"http://127.0.0.1:{port}/{path}", info["nbytes"], info["tensors"]
 
 
 def test_a_retired_chunk_is_gone_and_a_short_body_is_an_error() -> None:

@@ -13,7 +13,8 @@ chunk still published: nothing of a failed sync stays alive.
 Where it listens follows the replicas (``address_for``): 127.0.0.1 when every replica
 is on loopback (reinforge's own local servers); otherwise every interface, advertised
 under this host's address on the route to the first remote replica (a Ray replica
-on another node binds its node's IP), so workers there can pull from it.
+on another node binds its node's IP), so workers there can pull from it; an IPv6
+replica gets an IPv6 listener and a bracketed URL.
 """
 
 from __future__ import annotations
@@ -53,9 +54,15 @@ def address_for(replica_urls: Iterable[str]) -> tuple[str, str]:
     ]
     if not remote:
         return "127.0.0.1", "127.0.0.1"
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect((remote[0].hostname, remote[0].port or 80))
-        return "0.0.0.0", probe.getsockname()[0]
+    # the replica's own family: an IPv6 replica (or a name that resolves to one) is
+    # reached over IPv6, and the server then listens on "::" (dual stack on Linux)
+    family, _, _, _, sockaddr = socket.getaddrinfo(
+        remote[0].hostname, remote[0].port or 80, type=socket.SOCK_DGRAM
+    )[0]
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        probe.connect(sockaddr)
+        own = probe.getsockname()[0]
+    return ("::" if family == socket.AF_INET6 else "0.0.0.0"), own
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -82,6 +89,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int]) -> None:
+        if ":" in address[0]:  # an IPv6 host ("::" or a literal)
+            self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
         #: path (a random token) -> chunk; read by handler threads
         self.published: dict[str, Chunk] = {}
@@ -117,7 +126,8 @@ class ChunkServer:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("ChunkServer is not running (use it as `with ChunkServer()`)")
-        return f"http://{self.advertised}:{self._server.server_address[1]}"
+        host = f"[{self.advertised}]" if ":" in self.advertised else self.advertised
+        return f"http://{host}:{self._server.server_address[1]}"
 
     @property
     def published(self) -> int:
