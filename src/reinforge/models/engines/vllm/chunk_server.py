@@ -97,6 +97,12 @@ class _Server(ThreadingHTTPServer):
         #: chunks sent in full (one count a replica)
         self.served = 0
 
+    def server_bind(self) -> None:
+        # an IPv6 listener takes IPv4 callers too, whatever net.ipv6.bindv6only says
+        if self.address_family == socket.AF_INET6:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
 
 class ChunkServer:
     """Serves the chunks of one sync to the replicas' workers; a context manager."""
