@@ -100,6 +100,18 @@ Run::
     .venv/bin/python bench/grpo_vs_trl.py --report runs/bench/grpo_vs_trl/results.json --level 0.45
     make bench-trl                                    # installs .[bench] (TRL) first
 
+One seed in two shorter invocations (one per side, e.g. to fit a shared machine's
+slot for heavy jobs), joined afterwards into the side-by-side table::
+
+    .venv/bin/python bench/grpo_vs_trl.py --only reinforge --out-dir runs/bench/r
+    .venv/bin/python bench/grpo_vs_trl.py --only trl --out-dir runs/bench/t
+    .venv/bin/python bench/grpo_vs_trl.py --report runs/bench/r/results.json runs/bench/t/results.json
+
+TRL without installing it into the venv (its dependencies are the venv's already)::
+
+    .venv/bin/pip install --no-deps --target runs/trl_pkgs "trl>=1.16,<2"
+    PYTHONPATH=runs/trl_pkgs .venv/bin/python bench/grpo_vs_trl.py
+
 Numbers on a shared machine move with other load: both sides run one after the
 other, so a busy neighbour during one side skews the ratio (``--order`` flips
 which side goes first). Measured numbers: docs/benchmarks.md.
@@ -131,6 +143,7 @@ from grpo_vs_trl_report import (  # noqa: E402
     build_seed_report,
     format_report,
     format_summary,
+    join_sides,
     summarize,
 )
 from grpo_vs_trl_report import build_report as build_report  # noqa: E402
@@ -245,11 +258,24 @@ def main(argv: list[str] | None = None) -> int:
             if other != kept:
                 print(f"error: {path} was run with other settings than {args.report[0]}")
                 return 2
+        kinds = {str(run.get("cpu", {}).get("kind")) for run in runs}
+        if len(kinds) > 1:
+            print(f"error: the runs were measured on different CPU kinds: {', '.join(kinds)}")
+            return 2
         settings = replace(Settings(**runs[0]["settings"]), level=args.level)
-        seeds = [seed for run in runs for seed in run["seeds"]]
+        try:
+            seeds = join_sides([seed for run in runs for seed in run["seeds"]])
+        except ValueError as exc:
+            print(f"error: {exc}")
+            return 2
+        for seed in seeds:
+            if seed.get("joined"):  # --only runs of one seed: their side-by-side table
+                print(format_report(seed))
         print(
             format_summary(settings, seeds, summarize(settings, seeds, _untrained_accuracy(seeds)))
         )
+        if "cpu" in runs[0]:
+            print(f"\n  {cpu_kind.describe(runs[0]['cpu'])}")
         return 0
     from reinforge.models.catalog import resolve_model_path
 

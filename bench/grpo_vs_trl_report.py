@@ -74,6 +74,14 @@ def build_report(
         )
         if "trl_version" in r:
             report["trl_version"] = r["trl_version"]
+    _add_ratios(report)
+    if evaluation is not None:
+        report["eval"] = evaluation["models"]
+    return report
+
+
+def _add_ratios(report: dict[str, Any]) -> None:
+    """reinforge/TRL ratios and the equal wall time W, where ``report`` has both sides."""
     a, b = report["sides"].get("reinforge"), report["sides"].get("trl")
     if a and b:
         report["ratio"] = {
@@ -87,9 +95,50 @@ def build_report(
             if b[k] > 0
         }
         report["equal_wall_s"] = max(a["train_wall_s"], b["train_wall_s"])
-    if evaluation is not None:
-        report["eval"] = evaluation["models"]
-    return report
+
+
+def _sides_of(report: dict[str, Any]) -> set[str]:
+    return set(report.get("sides") or report.get("curve") or {})
+
+
+def join_sides(seeds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed reports with the one-sided reports of a seed joined into one paired report.
+
+    Why: a whole seed (both sides and the evaluation) takes 15-25 minutes on 2 cores,
+    longer than a shared machine's heavy-job slot; ``--only reinforge`` and ``--only
+    trl`` run the same seed in two shorter invocations (the TRL side is deterministic
+    for a seed), and ``--report`` joins their results.json files here: both sides, both
+    final evaluations (the untrained model's from the first run), the curves and the
+    ratios. Reports that already hold both sides pass unchanged. A side given twice
+    for one seed, or one seed's sides measured on different CPU kinds, raise ValueError.
+    """
+    joined: dict[int, dict[str, Any]] = {}
+    for report in seeds:
+        seed = report["seed"]
+        if seed not in joined:
+            joined[seed] = report
+            continue
+        first = joined[seed]
+        twice = _sides_of(first) & _sides_of(report)
+        if twice:
+            raise ValueError(
+                f"seed {seed}: side(s) {', '.join(sorted(twice))} given in more than one run"
+            )
+        kinds = {r.get("cpu", {}).get("kind") for r in (first, report)}
+        if len(kinds) > 1:
+            raise ValueError(
+                f"seed {seed}: the sides ran on different CPU kinds ({', '.join(map(str, kinds))})"
+            )
+        both = {**first, "sides": {**first.get("sides", {}), **report.get("sides", {})}}
+        both["eval"] = {**report.get("eval", {}), **first.get("eval", {})}
+        both["curve"] = {**first.get("curve", {}), **report.get("curve", {})}
+        both["lr_per_step"] = {**first.get("lr_per_step", {}), **report.get("lr_per_step", {})}
+        if "trl_version" in report:
+            both["trl_version"] = report["trl_version"]
+        both["joined"] = True
+        _add_ratios(both)
+        joined[seed] = both
+    return list(joined.values())
 
 
 def format_report(report: dict[str, Any]) -> str:

@@ -123,7 +123,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=Path,
         nargs="+",
         help="print the report of earlier runs' results.json files, their seeds pooled "
-        "(e.g. at another --level); the runs must share their settings",
+        "(e.g. at another --level); the runs must share their settings and CPU kind; "
+        "--only runs of the same seed (one per side) are joined side by side",
     )
     p.add_argument(
         "--eval-k", type=int, default=d.eval_k, help="samples per held-out question (mean@k)"

@@ -169,3 +169,62 @@ def test_old_logprobs_flag_reaches_reinforge_trainer(bench: ModuleType, tmp_path
     before = bench.settings_from_args(bench.parse_args(["--old-logprobs", "sampler"]))
     assert bench.reinforge_config(before, tmp_path, "m").trainer.old_logprobs == "sampler"
     assert bench.parse_args(["--only", "reinforge"]).only == "reinforge"
+
+
+def _one_side_run(bench: ModuleType, side: str, wall: float, acc: float, kind: str) -> dict:
+    """results.json of an ``--only side`` run of seed 0 (2 steps, eval after step 2)."""
+    settings = bench.Settings(steps=2, eval_every=2)
+    result = {
+        "train_wall_s": wall,
+        "step_ends_s": [wall / 2, wall],
+        "rollouts": 128,
+        "backward_samples": 128.0,
+        "train_reward_per_step": [0.2, 0.3],
+        "response_length_per_step": [20.0, 22.0],
+    }
+    run = bench.WorkerRun(result, wall + 10, 3000.0, 2 * wall, [1.0])
+    models = {side: {"sampled": acc, "greedy": None, "questions": 274, "seconds": 30.0}}
+    models["untrained"] = {"sampled": 0.2, "greedy": None, "questions": 274, "seconds": 30.0}
+    report = bench.build_report(settings, {side: run}, {"models": models})
+    cpu = {"kind": kind, "model": "m", "cores": 2, "flags": [], "torch_cpu_capability": "AVX2"}
+    cpu.update(native_bf16=False, auto_precision="fp32")
+    report.update(seed=0, cpu=cpu, curve={side: [[2, wall, acc]]})
+    settings_dict = dataclasses.asdict(settings)
+    return {"settings": settings_dict, "cpu": cpu, "seeds": [report], "summary": {}}
+
+
+def test_report_flag_joins_the_two_sides_of_a_seed_run_apart(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    paths = []
+    for side, wall, acc in (("reinforge", 60.0, 0.61), ("trl", 150.0, 0.52)):
+        paths.append(tmp_path / f"{side}.json")
+        paths[-1].write_text(json.dumps(_one_side_run(bench, side, wall, acc, "AVX2")))
+    assert bench.main(["--report", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    assert "2.50x" in out  # rollouts/min: 128/60 s against 128/150 s
+    assert "+0.090" in out  # held-out mean@4, reinforge - TRL
+    assert "W = 150.0 s" in out
+    assert "CPU: AVX2" in out
+    [joined] = bench.join_sides([json.loads(p.read_text())["seeds"][0] for p in paths])
+    assert set(joined["sides"]) == {"reinforge", "trl"}
+    assert joined["ratio"]["rollouts_per_min"] == pytest.approx(2.5)
+    assert set(joined["eval"]) == {"untrained", "reinforge", "trl"}
+
+
+def test_report_flag_refuses_a_side_twice_or_two_cpu_kinds(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    runs = {
+        "r": _one_side_run(bench, "reinforge", 60.0, 0.6, "AVX2"),
+        "r_again": _one_side_run(bench, "reinforge", 70.0, 0.6, "AVX2"),
+        "t_bf16": _one_side_run(bench, "trl", 150.0, 0.5, "AVX-512 BF16"),
+    }
+    for name, run in runs.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(run))
+    twice = [str(tmp_path / "r.json"), str(tmp_path / "r_again.json")]
+    assert bench.main(["--report", *twice]) == 2
+    assert "reinforge given in more than one run" in capsys.readouterr().out
+    kinds = [str(tmp_path / "r.json"), str(tmp_path / "t_bf16.json")]
+    assert bench.main(["--report", *kinds]) == 2
+    assert "different CPU kinds" in capsys.readouterr().out
