@@ -168,7 +168,8 @@ def fail_message(message: str) -> typer.Exit:
 
 def prepare_runtime() -> None:
     """Once per process, before a command loads models: quiet the Hugging Face progress
-    bars and, in the ``reinforge`` process itself, freeze the objects created so far.
+    bars and, in the ``reinforge`` process itself, freeze the objects created so far
+    and cap glibc's malloc arenas (``host_allocator.py``).
 
     Objects created at import time (torch, transformers, ...) live for the whole run;
     moving them to the permanent generation makes full garbage collections, which the
@@ -183,6 +184,17 @@ def prepare_runtime() -> None:
     hf_logging.disable_progress_bar()
     if state.standalone:
         gc.freeze()
+        _cap_malloc_arenas()
+
+
+def _cap_malloc_arenas() -> None:
+    """Fewer glibc arenas, less freed memory held (``host_allocator.py``)."""
+    from reinforge.cli.host_allocator import cap_malloc_arenas
+
+    try:
+        cap_malloc_arenas()
+    except ValueError as exc:
+        raise fail_message(str(exc)) from None
 
 
 def load(config: Path, overrides: list[str] | None, run_dir: Path | None) -> ReinforgeConfig:
