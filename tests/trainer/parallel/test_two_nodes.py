@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,8 +135,7 @@ def test_two_nodes_train_checkpoint_die_and_resume(
         # closed, its ranks' hosts are gone although handles to them remain: they held
         # the bundles that ranks started next in this placement would wait for
         for proc in resumed._procs:
-            with pytest.raises(ray.exceptions.RayActorError):
-                ray.get(proc.actor.node_id.remote(), timeout=60)
+            assert _ends_within(ray, proc.actor, seconds=60)
     finally:
         placement.remove()
     assert difference(weights, steps[1]) < TOLERANCE
@@ -144,3 +144,19 @@ def test_two_nodes_train_checkpoint_die_and_resume(
 
 def difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in b)
+
+
+def _ends_within(ray: Any, actor: Any, seconds: float) -> bool:
+    """Whether ``actor`` is dead within ``seconds``. ``ray.kill`` only sends the kill:
+    on a loaded machine a call made right after it can still be answered, so the
+    actor is asked again until it fails (a host left alive answers every time)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.node_id.remote(), timeout=max(1.0, deadline - time.monotonic()))
+        except ray.exceptions.RayActorError:
+            return True
+        except ray.exceptions.GetTimeoutError:
+            return False
+        time.sleep(0.5)
+    return False
