@@ -5,9 +5,9 @@ gigabytes from several threads (torch's intra-op threads, the hf engine's thread
 explorer's): a freed block can only be reused by a thread of its own arena, so each
 arena keeps its own holes and the process holds more than its live tensors. On the
 demo (SmolLM2-135M, 2 cores, bf16) two arenas lowered the peak resident memory of a
-training step by about 0.1 GiB against glibc's default, with no measurable step time
-(docs/lab/2026-12-02-demo-memory.md). The arithmetic does not change: only where
-freed memory goes.
+training step by about 0.1 GiB against glibc's default (single runs, step time
+unchanged within their noise; docs/lab/2026-12-02-demo-memory.md). The arithmetic
+does not change: only where freed memory goes.
 
 ``REINFORGE_MALLOC_ARENA_MAX`` sets the cap (0: leave glibc's default); glibc's own
 ``MALLOC_ARENA_MAX``, when set, wins and nothing is changed here. Elsewhere than
