@@ -47,7 +47,7 @@ def _load(monkeypatch, libc) -> list[str]:
 
 
 def test_release_free_memory_trims_glibc_heaps(monkeypatch, fresh_lookup):
-    monkeypatch.setattr(host_memory.sys, "platform", "linux")
+    monkeypatch.setattr(sys, "platform", "linux")
     libc = FakeGlibc()
     loaded = _load(monkeypatch, libc)
     assert release_free_memory() is True
@@ -63,14 +63,14 @@ def test_release_free_memory_trims_glibc_heaps(monkeypatch, fresh_lookup):
     "libc", [FakeMusl(), OSError("no libc")], ids=["no-malloc_trim", "no-libc"]
 )
 def test_without_glibc_nothing_is_released(monkeypatch, fresh_lookup, libc):
-    monkeypatch.setattr(host_memory.sys, "platform", "linux")
+    monkeypatch.setattr(sys, "platform", "linux")
     loaded = _load(monkeypatch, libc)
     assert release_free_memory() is False
     assert len(loaded) == 1
 
 
 def test_off_linux_libc_is_not_loaded(monkeypatch, fresh_lookup):
-    monkeypatch.setattr(host_memory.sys, "platform", "darwin")
+    monkeypatch.setattr(sys, "platform", "darwin")
     libc = FakeGlibc()
     loaded = _load(monkeypatch, libc)
     assert release_free_memory() is False

@@ -17,10 +17,10 @@ glibc (macOS, musl) this does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
-import sys
 from collections.abc import Mapping
+
+from reinforge.core.glibc import glibc_function
 
 #: ``mallopt``'s parameter number for the arena cap (glibc's malloc.h)
 M_ARENA_MAX = -8
@@ -51,13 +51,9 @@ def cap_malloc_arenas(environ: Mapping[str, str] = os.environ) -> int | None:
     the cap set, or None where nothing was set. Threads that already have an arena
     keep it, so this belongs at the start of the process, before models load."""
     cap = arena_cap(environ)
-    if cap is None or not sys.platform.startswith("linux"):
+    if cap is None:
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc
+    mallopt = glibc_function("mallopt", [ctypes.c_int, ctypes.c_int], ctypes.c_int)
+    if mallopt is None:
         return None
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
     return cap if mallopt(M_ARENA_MAX, cap) == 1 else None

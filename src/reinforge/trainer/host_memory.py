@@ -12,24 +12,15 @@ micro-batch and after the optimizer step. Elsewhere (macOS, musl) it does nothin
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
-import sys
 from collections.abc import Callable
+
+from reinforge.core.glibc import glibc_function
 
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
+    return glibc_function("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
 
 
 def release_free_memory() -> bool:
