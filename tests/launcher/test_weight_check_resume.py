@@ -26,7 +26,12 @@ CONFIG = """
 project: check
 name: resume
 seed: 11
-model: {model_path: tiny-random-smollm2, engine: hf, max_response_tokens: 4}
+model:
+  model_path: tiny-random-smollm2
+  engine: hf
+  max_response_tokens: 4
+  # the broken sync below keeps the engine on its old weights: a freed engine has none
+  hf: {free_weights_while_training: false}
 buffer:
   batch_size: 2
   total_steps: 3

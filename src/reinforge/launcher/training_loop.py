@@ -10,6 +10,7 @@ the same for all and live here once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable
@@ -63,9 +64,18 @@ class TrainingLoop:
     def engine(self) -> Any:
         return self.session.explorer.engine
 
-    def train(self, step: int, exps: list[Experience], *, progress: bool = True) -> StepResult:
+    def train(
+        self,
+        step: int,
+        exps: list[Experience],
+        *,
+        progress: bool = True,
+        engine_idle: bool = False,
+    ) -> StepResult:
         """Train stored step ``step`` on ``exps`` (none: the step is skipped).
-        ``progress``: report micro-batches (not from a worker thread).
+        ``progress``: report micro-batches (not from a worker thread). ``engine_idle``:
+        nothing samples during the step, so the engine's weights may be freed for it
+        where a full sync follows (``_free_engine_weights``).
 
         First the weight check of the last sync is decided: nothing sampled from
         weights whose check is open is trained on, and the trainer's weights do not
@@ -77,13 +87,37 @@ class TrainingLoop:
         reporter = self.session.reporter
         ranks = self.trainer.world_size
         label = f"training step {step}" + (f" on {ranks} ranks" if ranks > 1 else "")
-        return self.trainer.train_step(
-            exps,
-            on_micro_batch=(lambda k, n: reporter.phase(f"{label}: micro-batch", k, n))
-            if progress
-            else None,
-            demonstrations=self.demos.batch(step) if self.demos is not None else None,
+        if engine_idle and self._free_engine_weights():
+            self.engine.release_weights()
+        try:
+            return self.trainer.train_step(
+                exps,
+                on_micro_batch=(lambda k, n: reporter.phase(f"{label}: micro-batch", k, n))
+                if progress
+                else None,
+                demonstrations=self.demos.batch(step) if self.demos is not None else None,
+            )
+        except BaseException:
+            if self._engine_released():  # the same weights back, for what runs next
+                with contextlib.suppress(Exception):
+                    sync_in_process(self.trainer, self.engine, transport=self.transport)
+            raise
+
+    def _free_engine_weights(self) -> bool:
+        """Whether the engine of this process drops its weights for the coming step: it
+        allows it (the hf engine, ``model.hf.free_weights_while_training``) and the
+        sync after the step brings every weight back (full weights, not a LoRA
+        adapter, synced after every step: the sync interval is 1)."""
+        engine = self.session.explorer.engine if self.session.explorer else None
+        return (
+            self.sync_every == 1
+            and getattr(engine, "free_weights_while_training", False)
+            and not self.trainer.is_lora
         )
+
+    def _engine_released(self) -> bool:
+        explorer = self.session.explorer
+        return bool(explorer and getattr(explorer.engine, "weights_released", False))
 
     def finish_step(self, step: int, result: StepResult) -> dict[str, Any]:
         """What follows a trained step: the weight sync and the checkpoint when due, the report."""
@@ -92,7 +126,7 @@ class TrainingLoop:
         self.trained = step
         self.steps += 1
         self.skipped += result.skipped
-        if (
+        if self._engine_released() or (
             self.sync_every
             and not result.skipped
             and self.trainer.global_step % self.sync_every == 0
@@ -113,9 +147,9 @@ class TrainingLoop:
         return metrics
 
     def train_step(self, step: int, exps: list[Experience]) -> dict[str, Any]:
-        """Train step ``step`` and finish it; returns its metrics."""
+        """Train step ``step`` and finish it (nothing samples meanwhile); returns its metrics."""
         self.session.reporter.phase(f"training step {step}")
-        return self.finish_step(step, self.train(step, exps))
+        return self.finish_step(step, self.train(step, exps, engine_idle=True))
 
     def sync_engine(self) -> None:
         """Bring the engine to the trainer's weights, if it is behind, and decide the

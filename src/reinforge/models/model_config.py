@@ -24,6 +24,10 @@ class HFEngineOptions(StrictModel):
     #: int8: sample through int8 copies of the Linear layers (CPU; re-made after every
     #: weight sync; scores stay fp32), cheaper where bf16 is not native; null: off
     quantize: Literal["int8"] | None = None
+    #: mode both without overlap, synced after every step: the engine's weights are freed
+    #: during each training step and rebuilt by the sync (its copy off the step's peak
+    #: memory; not with int8 or a LoRA trainer)
+    free_weights_while_training: bool = True
 
 
 class MockEngineOptions(StrictModel):

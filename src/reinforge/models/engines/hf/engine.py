@@ -67,9 +67,11 @@ from reinforge.models.engines.hf.kv_cache import only_slab_layers
 from reinforge.models.engines.hf.loading import load_causal_lm
 from reinforge.models.engines.hf.logits_padding import LogitsRowPadding
 from reinforge.models.engines.hf.multimodal_prefill import text_config
+from reinforge.models.engines.hf.weight_release import ReleasedWeights, not_loaded_error
 from reinforge.models.engines.hf.work_items import (
     CLOSE,
     BatchRow,
+    ReleaseWeights,
     SampleRequest,
     ScoreRequest,
     WeightUpdate,
@@ -100,10 +102,13 @@ class HFEngine(BatchAdmission, InferenceEngine):
         pad_logits_rows: bool | None = None,
         prefix_cache_tokens: int = 0,
         quantize: str | None = None,
+        free_weights_while_training: bool = True,
     ) -> None:
         """``pad_logits_rows``: see ``LogitsRowPadding``; default on for CPU.
         ``prefix_cache_tokens``: token budget of the ``PrefixCache`` (0: off).
-        ``quantize``: ``int8`` samples through int8 copies of the Linear layers (``int8``)."""
+        ``quantize``: ``int8`` samples through int8 copies of the Linear layers (``int8``).
+        ``free_weights_while_training``: a training loop of this process may drop the
+        weights during a step that a full sync follows (``release_weights``)."""
         super().__init__()
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -117,6 +122,9 @@ class HFEngine(BatchAdmission, InferenceEngine):
             self.processor, tokenizer = tokenizer, tokenizer.tokenizer  # a VLM's processor
         self.model = model
         self._int8 = quantize_for_sampling(model, quantize)
+        #: int8 copies are made from the weights and would outlive them: not freed then
+        self.free_weights_while_training = free_weights_while_training and self._int8 is None
+        self._released: ReleasedWeights | None = None
         self.model_path = (
             str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
         )
@@ -267,6 +275,19 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._put(WeightUpdate(buckets, version, fut))
         fut.result()
 
+    def release_weights(self) -> None:
+        """Free the weights until the next update brings all of them back (a training
+        step of this process, which a full sync follows); sampling and scoring are
+        refused meanwhile. Waits for running requests to finish first."""
+        fut: Future = Future()
+        self._put(ReleaseWeights(fut))
+        fut.result()
+
+    @property
+    def weights_released(self) -> bool:
+        """True from ``release_weights`` until an update has brought every weight back."""
+        return self._released is not None
+
     def close(self) -> None:
         with self._close_lock:
             if self._closed:
@@ -319,7 +340,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
                 return False
             if isinstance(item, SampleRequest):
                 self._waiting.append(item)
-            elif isinstance(item, WeightUpdate):
+            elif isinstance(item, (WeightUpdate, ReleaseWeights)):
                 self._updates.append(item)
             else:
                 self._run_score(item)
@@ -336,6 +357,11 @@ class HFEngine(BatchAdmission, InferenceEngine):
                     self._apply_updates()
                     continue
                 try:
+                    if self._released is not None and self._waiting:
+                        err = not_loaded_error(self._released.missing)
+                        for req in self._waiting:
+                            settle(req.future, exc=err)
+                        self._waiting = []
                     if not self._updates:
                         start = time.perf_counter()
                         self._admit()
@@ -375,6 +401,15 @@ class HFEngine(BatchAdmission, InferenceEngine):
         known = set(self.model.state_dict())
         for upd in self._updates:
             try:
+                if isinstance(upd, ReleaseWeights):
+                    if not self.free_weights_while_training:
+                        raise RuntimeError("this hf engine keeps its weights (int8 or not enabled)")
+                    if self._released is None:
+                        self._released = ReleasedWeights(self.model)
+                    if self._prefix is not None:
+                        self._prefix.clear()
+                    upd.future.set_result(None)
+                    continue
                 # a dict: one whole update; anything else: streamed buckets
                 parts = [upd.state_dict] if isinstance(upd.state_dict, dict) else upd.state_dict
                 for part in parts:
@@ -387,8 +422,14 @@ class HFEngine(BatchAdmission, InferenceEngine):
                             f"update_weights got {len(unknown)} names the model does not "
                             f"have, e.g. {unknown[:3]}; expected names like {sorted(known)[:2]}"
                         )
+                    if self._released is not None:
+                        self._released.rebuild(part)
                     self.model.load_state_dict(part, strict=False)
                     del part
+                if self._released is not None:
+                    if not self._released.complete:
+                        raise not_loaded_error(self._released.missing)
+                    self._released = None
                 if self._prefix is not None:
                     self._prefix.clear()  # stored keys/values came from the old weights
                 if self._int8 is not None:
@@ -405,6 +446,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
         if item.future.cancelled():
             return
         try:
+            if self._released is not None:
+                raise not_loaded_error(self._released.missing)
             ids = torch.tensor([item.token_ids], device=self.device)
             with full_precision(self._int8):  # scores (the weight check) see the fp32 weights
                 logits = self.model(input_ids=ids, use_cache=False).logits[0, :-1].float()

@@ -58,6 +58,14 @@ class WeightUpdate:
     future: Future
 
 
+@dataclass
+class ReleaseWeights:
+    """Drop the weights until the next full update (``weight_release``); applied, like an
+    update, once the running batch is empty."""
+
+    future: Future
+
+
 #: the inbox's last item: the worker thread stops when it reads it
 CLOSE = object()
 

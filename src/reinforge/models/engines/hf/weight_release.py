@@ -1,0 +1,59 @@
+"""The hf engine's weights dropped while the trainer of the same process takes a step.
+
+Why: in ``mode: both`` without overlap the engine is idle during a training step, and
+the sync after the step overwrites every weight it holds. Its copy (bf16: half the
+policy's fp32 bytes; fp32: all of them) is then dead memory at the moment the process
+peaks, inside the step's micro-batches. Dropping it before the step and building it
+again from the sync's buckets takes that copy off the peak at the cost of one
+allocation per weight.
+
+Only parameters are dropped (buffers such as rotary frequencies are small and not
+synced). Tied parameters are one tensor, dropped and rebuilt once under any of their
+names. Until every dropped tensor is rebuilt the engine refuses to sample or score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+
+
+class ReleasedWeights:
+    """The parameters of ``model`` whose storage was dropped, and their shapes."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self._by_name = dict(model.named_parameters(remove_duplicate=False))
+        self._pending: dict[int, tuple[torch.nn.Parameter, torch.Size, str]] = {}
+        for name, param in self._by_name.items():
+            if id(param) in self._pending:
+                continue
+            self._pending[id(param)] = (param, param.shape, name)
+            param.data = torch.empty(0, dtype=param.dtype, device=param.device)
+
+    def rebuild(self, names: Iterable[str]) -> None:
+        """Give the dropped parameters among ``names`` fresh storage of their own shape,
+        ready for ``load_state_dict`` to copy an update into."""
+        for name in names:
+            param = self._by_name.get(name)
+            entry = self._pending.pop(id(param), None) if param is not None else None
+            if entry is not None:
+                param.data = torch.empty(entry[1], dtype=param.dtype, device=param.device)
+
+    @property
+    def missing(self) -> list[str]:
+        """Names of the parameters still without weights (one name per tied tensor)."""
+        return sorted(name for _, _, name in self._pending.values())
+
+    @property
+    def complete(self) -> bool:
+        return not self._pending
+
+
+def not_loaded_error(missing: list[str]) -> RuntimeError:
+    """What a request gets while the engine's weights are dropped."""
+    return RuntimeError(
+        f"the hf engine's weights were freed for a training step and {len(missing)} of them "
+        f"(e.g. {missing[:3]}) have not been synced back yet; sync the trainer's weights "
+        "into the engine before sampling"
+    )
