@@ -168,8 +168,9 @@ def fail_message(message: str) -> typer.Exit:
 
 def prepare_runtime() -> None:
     """Once per process, before a command loads models: quiet the Hugging Face progress
-    bars and, in the ``reinforge`` process itself, freeze the objects created so far
-    and cap glibc's malloc arenas (``host_allocator.py``).
+    bars and, in the ``reinforge`` process itself, freeze the objects created so far,
+    cap glibc's malloc arenas (``host_allocator.py``) and bound the CPU matmul
+    libraries' primitive caches (``kernel_caches.py``).
 
     Objects created at import time (torch, transformers, ...) live for the whole run;
     moving them to the permanent generation makes full garbage collections, which the
@@ -185,6 +186,9 @@ def prepare_runtime() -> None:
     if state.standalone:
         gc.freeze()
         _cap_malloc_arenas()
+        from reinforge.cli.kernel_caches import bound_kernel_caches
+
+        bound_kernel_caches()
 
 
 def _cap_malloc_arenas() -> None:
