@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from reinforge.cli.kernel_caches import DEFAULT_CAPACITY, VARIABLES, bound_kernel_caches
+from reinforge.cli.kernel_caches import DEFAULT_CAPACITY, MARKER, VARIABLES, bound_kernel_caches
 
 PROBE = """
 import ctypes
@@ -45,7 +46,7 @@ print(heap_mib() - start)
 
 
 def _heap_growth_mib(**env: str) -> float:
-    environ = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+    environ = {k: v for k, v in os.environ.items() if k not in (*VARIABLES, MARKER)}
     out = subprocess.run(
         [sys.executable, "-c", PROBE],
         env={**environ, **env},
@@ -60,8 +61,31 @@ def _heap_growth_mib(**env: str) -> float:
 def test_unset_capacities_are_set_and_the_users_own_are_kept() -> None:
     environ = {"LRU_CACHE_CAPACITY": "1024"}
     assert bound_kernel_caches(environ) == {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "128"}
-    assert environ == {"LRU_CACHE_CAPACITY": "1024", "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "128"}
+    assert environ == {
+        "LRU_CACHE_CAPACITY": "1024",
+        "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "128",
+        MARKER: "ONEDNN_PRIMITIVE_CACHE_CAPACITY",
+    }
     assert DEFAULT_CAPACITY == 128
+
+
+def test_a_vllm_server_gets_the_libraries_defaults_back_but_keeps_the_users(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from reinforge.models.engines.vllm.server import VLLMServer
+
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv(MARKER, raising=False)
+    monkeypatch.setenv("LRU_CACHE_CAPACITY", "512")  # the user's own
+    bound_kernel_caches()  # as the reinforge process does at start
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "128"
+    server = VLLMServer(
+        "python", "model", served_name="m", log_path=tmp_path / "vllm.log", max_model_len=64
+    )
+    env = server.environment()
+    assert "ONEDNN_PRIMITIVE_CACHE_CAPACITY" not in env and MARKER not in env
+    assert env["LRU_CACHE_CAPACITY"] == "512"
 
 
 @pytest.mark.skipif(

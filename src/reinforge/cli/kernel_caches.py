@@ -12,6 +12,8 @@ projections forward and backward) and little more.
 Both libraries read their capacity from the environment when their cache is first
 used, so this belongs at the start of the process, before the first matmul. A value
 the user set (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``, ``LRU_CACHE_CAPACITY``) is kept.
+Trainer ranks inherit the bound; vLLM servers get their libraries' defaults back, as
+nothing here was measured on vLLM's kernels.
 """
 
 from __future__ import annotations
@@ -23,12 +25,18 @@ from collections.abc import MutableMapping
 DEFAULT_CAPACITY = 128
 #: oneDNN's primitive cache, ideep's LRU caches
 VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
+#: names the variables set here, not by the user: processes this one starts inherit the
+#: environment, and those that run other code (vLLM servers) drop them again
+MARKER = "REINFORGE_KERNEL_CACHES_SET"
 
 
 def bound_kernel_caches(
     environ: MutableMapping[str, str] = os.environ, capacity: int = DEFAULT_CAPACITY
 ) -> dict[str, str]:
     """Set each cache's capacity the user has not set; returns what was set."""
+    if MARKER in environ:  # a process started by a run: its parent chose already
+        return {}
     chosen = {name: str(capacity) for name in VARIABLES if name not in environ}
     environ.update(chosen)
+    environ[MARKER] = ",".join(chosen)
     return chosen

@@ -110,6 +110,10 @@ class VLLMServer:
         env = dict(os.environ)
         for key in ("VIRTUAL_ENV", "PYTHONHOME"):
             env.pop(key, None)
+        # the cache bounds the reinforge process chose for its own matmuls (not the
+        # user's): vLLM keeps its libraries' defaults (cli/kernel_caches.py)
+        for key in env.pop("REINFORGE_KERNEL_CACHES_SET", "").split(","):
+            env.pop(key, None)
         path = env.get("PYTHONPATH")
         env["PYTHONPATH"] = str(VLLM_SIDE_DIR) + (os.pathsep + path if path else "")
         env.update(
