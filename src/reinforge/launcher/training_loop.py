@@ -108,16 +108,14 @@ class TrainingLoop:
         allows it (the hf engine, ``model.hf.free_weights_while_training``) and the
         sync after the step brings every weight back (full weights, not a LoRA
         adapter, synced after every step: the sync interval is 1)."""
-        engine = self.session.explorer.engine if self.session.explorer else None
         return (
             self.sync_every == 1
-            and getattr(engine, "free_weights_while_training", False)
+            and getattr(self.engine, "free_weights_while_training", False)
             and not self.trainer.is_lora
         )
 
     def _engine_released(self) -> bool:
-        explorer = self.session.explorer
-        return bool(explorer and getattr(explorer.engine, "weights_released", False))
+        return getattr(self.engine, "weights_released", False)
 
     def finish_step(self, step: int, result: StepResult) -> dict[str, Any]:
         """What follows a trained step: the weight sync and the checkpoint when due, the report."""

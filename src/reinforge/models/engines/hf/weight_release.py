@@ -24,11 +24,12 @@ class ReleasedWeights:
 
     def __init__(self, model: torch.nn.Module) -> None:
         self._by_name = dict(model.named_parameters(remove_duplicate=False))
-        self._pending: dict[int, tuple[torch.nn.Parameter, torch.Size, str]] = {}
+        #: id of each dropped tensor -> (its shape, one of its names)
+        self._pending: dict[int, tuple[torch.Size, str]] = {}
         for name, param in self._by_name.items():
             if id(param) in self._pending:
                 continue
-            self._pending[id(param)] = (param, param.shape, name)
+            self._pending[id(param)] = (param.shape, name)
             param.data = torch.empty(0, dtype=param.dtype, device=param.device)
 
     def rebuild(self, names: Iterable[str]) -> None:
@@ -38,12 +39,12 @@ class ReleasedWeights:
             param = self._by_name.get(name)
             entry = self._pending.pop(id(param), None) if param is not None else None
             if entry is not None:
-                param.data = torch.empty(entry[1], dtype=param.dtype, device=param.device)
+                param.data = torch.empty(entry[0], dtype=param.dtype, device=param.device)
 
     @property
     def missing(self) -> list[str]:
         """Names of the parameters still without weights (one name per tied tensor)."""
-        return sorted(name for _, _, name in self._pending.values())
+        return sorted(name for _, name in self._pending.values())
 
     @property
     def complete(self) -> bool:
