@@ -6,7 +6,8 @@ much, not when or of what. This script runs the demo's config (shortened with
 ``--steps`` / ``--eval-interval``) as ``reinforge run`` does, in this process, and
 prints per phase (exploring, evaluating, each training step, sync, checkpoint) the
 highest RSS sampled, and at each phase's end the live torch tensor bytes and glibc's
-heap figures (``mallinfo2``: bytes in use, bytes free but kept). RSS well above the
+heap figures (``mallinfo2``: bytes in use, bytes free but kept), and the highest
+bytes in use sampled in the phase ("heap pk"). RSS well above the
 tensors with much "kept" means pages the allocator holds; RSS close to the tensors
 means buffers that are alive.
 
@@ -119,7 +120,9 @@ class PhaseSampler:
 
     def _new_phase(self, label: str) -> None:
         now = time.monotonic() - self.started
-        self.phases.append({"phase": label, "start": now, "peak": 0.0, "peak_at": now})
+        self.phases.append(
+            {"phase": label, "start": now, "peak": 0.0, "peak_at": now, "peak_in_use": 0.0}
+        )
 
     def enter(self, label: str) -> None:
         """A new phase begins: close the current one (its end figures) and label anew."""
@@ -140,6 +143,8 @@ class PhaseSampler:
         if rss > current["peak"]:
             current["peak"] = rss
             current["peak_at"] = time.monotonic() - self.started
+        in_use = heap_figures().get("in_use", 0.0)
+        current["peak_in_use"] = max(current["peak_in_use"], in_use)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
@@ -217,13 +222,14 @@ def main() -> None:
         app(cli, standalone_mode=False)
     print(
         f"{'phase':<28} {'from s':>7} {'peak GiB':>9} {'at s':>7} {'end':>6} "
-        f"{'tensors':>7} {'heap':>6} {'kept':>6}"
+        f"{'tensors':>7} {'heap':>6} {'kept':>6} {'heap pk':>7}"
     )
     for p in sampler.phases:
         print(
             f"{p['phase'][:28]:<28} {p['start']:7.1f} {p['peak']:9.3f} {p['peak_at']:7.1f} "
             f"{p.get('end_rss', 0):6.3f} {p.get('end_tensors', float('nan')):7.3f} "
-            f"{p.get('end_in_use', float('nan')):6.3f} {p.get('end_kept', float('nan')):6.3f}"
+            f"{p.get('end_in_use', float('nan')):6.3f} {p.get('end_kept', float('nan')):6.3f} "
+            f"{p['peak_in_use']:7.3f}"
         )
     top = max(sampler.phases, key=lambda p: p["peak"])
     print(f"peak sampled: {top['peak']:.3f} GiB in '{top['phase']}' at {top['peak_at']:.1f} s")

@@ -76,6 +76,21 @@ def test_released_weights_give_their_memory_back_until_a_sync_restores_them(
     assert len(engine.generate(PROMPT, SamplingParams(max_tokens=3))[0].token_ids) == 3
 
 
+def test_rebuilt_weights_are_ordinary_tensors_as_loaded_ones_are(engine: HFEngine) -> None:
+    """The engine's thread runs in inference mode, where a fresh tensor is an inference
+    tensor. bf16 parameters of that kind made the demo's decode keep ~0.6 GiB more and
+    run ~25% slower on an AVX-512 BF16 CPU (docs/lab/2026-12-02-rebuilt-weights.md); the
+    rebuilt weights must be what loading made, ordinary tensors."""
+    model = engine.model
+    assert not any(p.is_inference() for p in model.parameters())
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    engine.release_weights()
+    engine.receive_weights(buckets(state), version=1)
+    assert not engine.weights_released
+    assert not any(p.is_inference() for p in model.parameters())
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+
+
 def test_a_sync_that_misses_a_released_weight_fails_and_the_engine_keeps_refusing(
     engine: HFEngine,
 ) -> None:

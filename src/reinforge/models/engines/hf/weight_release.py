@@ -10,6 +10,11 @@ allocation per weight.
 Only parameters are dropped (buffers such as rotary frequencies are small and not
 synced). Tied parameters are one tensor, dropped and rebuilt once under any of their
 names. Until every dropped tensor is rebuilt the engine refuses to sample or score.
+
+The rebuilt storage is made outside inference mode (the engine's thread runs in it), so
+the parameters are ordinary tensors, as loading made them: with an inference tensor as
+SmolLM2's tied embedding and output weight, bf16 decoding on the CPU held ~0.6 GiB more
+and ran ~25% slower (docs/lab/2026-12-02-rebuilt-weights.md).
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ class ReleasedWeights:
             param = self._by_name.get(name)
             entry = self._pending.pop(id(param), None) if param is not None else None
             if entry is not None:
-                param.data = torch.empty(entry[0], dtype=param.dtype, device=param.device)
+                with torch.inference_mode(False):
+                    param.data = torch.empty(entry[0], dtype=param.dtype, device=param.device)
 
     @property
     def missing(self) -> list[str]:
