@@ -18,7 +18,13 @@ from typing import Any
 import torch
 
 from reinforge.models.engines.hf.decode_loop import DecodeLoop
-from reinforge.models.engines.hf.kv_cache import cache_kwargs, left_pad, new_cache, set_layer
+from reinforge.models.engines.hf.kv_cache import (
+    cache_kwargs,
+    left_pad,
+    new_cache,
+    reserve,
+    set_layer,
+)
 from reinforge.models.engines.hf.multimodal_prefill import model_inputs
 from reinforge.models.engines.hf.work_items import BatchRow, SampleRequest, settle
 
@@ -109,7 +115,7 @@ class BatchAdmission(DecodeLoop):
             ids[i, width - len(prompt) :] = torch.tensor(prompt)
             mask[i, width - len(prompt) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
-        cache = new_cache(self.model.config)
+        cache = new_cache(self.model.config, spare=self._most_new(admitted))
         out = self.model(
             input_ids=ids,
             attention_mask=mask,
@@ -129,7 +135,7 @@ class BatchAdmission(DecodeLoop):
             self.stats["joins"] += 1
         ids = torch.tensor([req.prompt_ids], dtype=torch.long, device=self.device)
         mask = torch.ones_like(ids)
-        cache = new_cache(self.model.config)
+        cache = new_cache(self.model.config, spare=self._most_new([req]))
         dtype = next(self.model.parameters()).dtype
         out = self.model(
             input_ids=ids,
@@ -164,7 +170,7 @@ class BatchAdmission(DecodeLoop):
             mask[i, stored - n : stored] = 1
             mask[i, stored + fresh - len(rest) :] = 1
             positions[i, fresh - len(rest) :] = torch.arange(n, n + len(rest))
-        cache = new_cache(self.model.config)
+        cache = new_cache(self.model.config, spare=self._most_new([req for req, _, _ in reused]))
         for layer_index, layer in enumerate(cache.layers):
             keys = torch.cat([left_pad(st[layer_index][0][None], stored) for _, _, st in reused])
             values = torch.cat([left_pad(st[layer_index][1][None], stored) for _, _, st in reused])
@@ -196,7 +202,7 @@ class BatchAdmission(DecodeLoop):
         for i, req in enumerate(admitted):
             req.results = [None] * req.params.n
             req.remaining = req.params.n
-            max_new = min(req.params.max_tokens, self.max_model_len - len(req.prompt_ids))
+            max_new = self._max_new(req)
             for k in range(req.params.n):
                 new_rows.append(BatchRow(req, k, random.Random(self._row_seed(req, k)), max_new))
                 fan_out.append(i if source is None else source[i])
@@ -205,6 +211,14 @@ class BatchAdmission(DecodeLoop):
             cache.batch_select_indices(index)
         tokens = self._sample(logits[index, -1], new_rows)
         return cache, mask[index], tokens, new_rows
+
+    def _max_new(self, req: SampleRequest) -> int:
+        """The most tokens a row of ``req`` samples."""
+        return min(req.params.max_tokens, self.max_model_len - len(req.prompt_ids))
+
+    def _most_new(self, requests: list[SampleRequest]) -> int:
+        """The most positions a prefill of ``requests`` writes after the prompts."""
+        return max(self._max_new(req) for req in requests)
 
     def _row_seed(self, req: SampleRequest, k: int) -> int:
         if req.params.seed is not None:
@@ -219,6 +233,7 @@ class BatchAdmission(DecodeLoop):
             self._cache, self._mask, self._next, self._rows = cache, mask, tokens, rows
         else:
             width = max(self._mask.shape[1], mask.shape[1])
+            reserve(self._cache, self._spare_columns(self._rows + rows))
             for old_layer, new_layer in zip(self._cache.layers, cache.layers, strict=True):
                 keys = torch.cat([left_pad(old_layer.keys, width), left_pad(new_layer.keys, width)])
                 values = torch.cat(

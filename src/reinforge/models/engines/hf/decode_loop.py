@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from reinforge.models.engine import Completion
-from reinforge.models.engines.hf.kv_cache import cache_kwargs, row_states, trim_left
+from reinforge.models.engines.hf.kv_cache import cache_kwargs, reserve, row_states, trim_left
 from reinforge.models.engines.hf.work_items import BatchRow, settle
 from reinforge.models.prefix_cache import PrefixCache
 from reinforge.models.sampling import sample_batch
@@ -47,6 +47,12 @@ class DecodeLoop:
         self._temps = [p.temperature for p in params]
         self._top_ks = [p.top_k for p in params]
         self._top_ps = [p.top_p for p in params]
+
+    @staticmethod
+    def _spare_columns(rows: list[BatchRow]) -> int:
+        """The most KV positions ``rows`` can still write: a row with ``t`` sampled
+        tokens runs at most ``max_new - t`` more decode steps, one position each."""
+        return max(row.max_new - len(row.tokens) for row in rows)
 
     def _decode_step(self) -> None:
         self.stats["decode_steps"] += 1
@@ -145,10 +151,11 @@ class DecodeLoop:
             self._refresh_row_params()
             return
         index = torch.tensor(keep, device=self._mask.device)
+        self._rows = [self._rows[i] for i in keep]
+        reserve(self._cache, self._spare_columns(self._rows))
         self._cache.batch_select_indices(index)
         self._mask = self._mask[index]
         self._next = self._next[index]
-        self._rows = [self._rows[i] for i in keep]
         self._refresh_row_params()
         # drop leading columns that are padding for every remaining row
         first = int(self._mask.any(dim=0).int().argmax())
