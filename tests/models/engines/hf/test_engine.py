@@ -41,14 +41,6 @@ def prompt_of(length: int, offset: int = 0) -> list[int]:
 
 
 @pytest.fixture
-def engine(tiny_model_and_tokenizer: tuple[Any, Any]) -> Iterator[HFEngine]:
-    model, tokenizer = tiny_model_and_tokenizer
-    eng = HFEngine(model=model, tokenizer=tokenizer, device="cpu")
-    yield eng
-    eng.close()
-
-
-@pytest.fixture
 def own_engine(tiny_model_path: Path) -> Iterator[HFEngine]:
     """An engine with its own copy of the weights, for tests that change them."""
     eng = HFEngine(tiny_model_path, device="cpu")

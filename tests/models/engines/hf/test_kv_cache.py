@@ -3,10 +3,8 @@ batch's rows can still write, and the values stay exact when a buffer must grow.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import torch
 
 from reinforge.models.engine import SamplingParams
@@ -59,14 +57,6 @@ def test_a_buffer_that_fills_up_grows_and_keeps_every_value(
         keys, values = torch.cat([keys, k], dim=2), torch.cat([values, v], dim=2)
         out_k, out_v = layer.update(k, v)
         assert torch.equal(out_k, keys) and torch.equal(out_v, values)
-
-
-@pytest.fixture
-def engine(tiny_model_and_tokenizer: tuple[Any, Any]) -> Iterator[HFEngine]:
-    model, tokenizer = tiny_model_and_tokenizer
-    eng = HFEngine(model=model, tokenizer=tokenizer, device="cpu")
-    yield eng
-    eng.close()
 
 
 def test_the_running_batch_keeps_the_spare_columns_its_rows_need_and_no_more(
