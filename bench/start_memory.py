@@ -182,7 +182,6 @@ def main() -> None:
                 row_tokens=args.row_tokens,
                 runtime_bytes=0,
                 engine_dtype=None,
-                foreach_optimizer=False,  # AdamW's default on the CPU
                 cpu=True,
             )
             plan = plan_memory(shape, TrainerConfig.model_validate(data), run)

@@ -7,9 +7,8 @@ precision, LoRA, a KL reference, AdamW, CPU offload, activation checkpointing an
 micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
 
 - state (exact): parameters, gradients and AdamW's two moments, sharded 1/N under
-  FSDP2, whole on every rank under DDP; what ``Trainer.state_bytes`` reports; and
-  the optimizer step's temporary (one more copy of the trainable parameters on a
-  GPU, of the largest one on the CPU);
+  FSDP2, whole on every rank under DDP; what ``Trainer.state_bytes`` reports (AdamW
+  steps with torch's fused kernel, which makes no temporary: ``optimizer.py``);
 - reference (exact): the frozen KL model, in bf16 under bf16 mixed precision;
 - gathered (FSDP2): the units a rank holds whole at a time: the root (embeddings, head,
   final norm) and two decoder layers (the one running and the one prefetched), in the
@@ -133,10 +132,6 @@ class RunShape:
     #: a process's own memory before any model (Python, torch, transformers): measured
     #: here on the CPU (docs/scale_out.md); a CUDA context adds ~0.5 GiB on each GPU
     runtime_bytes: int = int(0.55 * GIB)
-    #: AdamW steps all parameters at once (torch's ``foreach`` kernels, its default
-    #: on GPUs: one temporary the size of them all) or one by one (the CPU's default:
-    #: a temporary the size of the largest)
-    foreach_optimizer: bool = True
     #: ``trainer.mixed_precision`` resolved for the device ("no", "bf16", "fp16");
     #: None: the config's, with ``auto`` as bf16 (the GPUs a plan is mostly for)
     mixed_precision: str | None = None
@@ -146,10 +141,6 @@ class RunShape:
     #: the share of a row's tokens that are response tokens (the vocabulary
     #: projection runs on those only)
     response_share: float = 0.5
-
-
-#: what a rank holds only during the forward and backward passes
-_PASS_ITEMS = ("activations", "head pass", "gathered units", "unsharded gradient")
 
 
 @dataclass
@@ -172,15 +163,11 @@ class MemoryPlan:
 
     @property
     def rank_total(self) -> int:
-        """The most a rank holds during a step. The forward and backward passes'
-        memory (activations, FSDP2's gathered units and unsharded gradient) is gone
-        before the optimizer steps, and the optimizer's temporary comes after them:
-        the larger of the two counts, beside what lives through the step (the
+        """The most a rank holds during a step: what lives through the step (the
         gradients included: a step of several micro-batches keeps them from its first
-        backward on)."""
-        passes = sum(self.rank.get(k, 0) for k in _PASS_ITEMS)
-        step = self.rank.get("optimizer step", 0)
-        return sum(self.rank.values()) - min(passes, step)
+        backward on) and the passes' memory (activations, FSDP2's gathered units and
+        unsharded gradient). The fused optimizer step adds nothing to it."""
+        return sum(self.rank.values())
 
     @property
     def driver_total(self) -> int:
@@ -319,10 +306,6 @@ def plan_memory(shape: ModelShape, cfg: TrainerConfig, run: RunShape | None = No
     r["frozen base"] = (params * dtype // share) if lora else 0
     r["gradients"] = trainable * tbytes // share
     r["optimizer"] = 2 * trainable * tbytes // share
-    # AdamW's step makes a temporary per parameter (the second moment's square root)
-    largest = max(shape.vocab * shape.hidden, shape.hidden * shape.intermediate)
-    step_temp = trainable if run.foreach_optimizer else min(trainable, largest)
-    r["optimizer step"] = step_temp * tbytes // share
     if strategy == "ddp":
         r["ddp buckets"] = trainable * tbytes  # DDP's all-reduce copy of the gradients
     if spec.use_reference and not lora:
@@ -377,7 +360,6 @@ def run_shape(config: Any) -> RunShape:
         response_share=min(1.0, model.max_response_tokens / length),
         engine_dtype=engine_dtype,
         bucket_bytes=bucket,
-        foreach_optimizer=on_gpu,
         cpu=not on_gpu,
     )
 
