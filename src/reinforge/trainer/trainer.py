@@ -36,7 +36,7 @@ from reinforge.core.metric_names import TRAIN_LR
 from reinforge.core.precision import resolve_mixed_precision, warn_if_emulated
 from reinforge.trainer.attention import pick_attention, use_attention
 from reinforge.trainer.device import resolve_device
-from reinforge.trainer.host_memory import keep_large_blocks, release_free_memory
+from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.learner import Learner
 from reinforge.trainer.optimizer import build_optimizer
 from reinforge.trainer.policy_model import start_models
@@ -79,8 +79,6 @@ class Trainer:
         self.mixed_precision = resolve_mixed_precision(cfg.mixed_precision, self.device)
         if cfg.dtype == "bfloat16":
             warn_if_emulated(self.device, "trainer.dtype: bfloat16")
-        if torch.device(self.device).type == "cpu":
-            keep_large_blocks()  # the trims of ``_housekeeping`` return them
         #: how the policy spreads over the ranks (``sharding/strategy.py``)
         self.strategy = make_strategy(rank, torch.device(self.device), self.mixed_precision)
         started = start_models(
