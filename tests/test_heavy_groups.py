@@ -54,9 +54,7 @@ def test_each_heavy_group_runs_on_one_worker(tmp_path: Path) -> None:
         (tmp_path / f"test_vllm_{name}.py").write_text(PROBE.format(mark="pytest.mark.vllm"))
     (tmp_path / "test_ray_a.py").write_text(PROBE.format(mark='pytest.mark.needs("ray")'))
     (tmp_path / "test_plain.py").write_text(PLAIN)
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\nmarkers =\n    vllm: probe\n    needs: probe\n"
-    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    vllm: probe\n    needs: probe\n")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
          "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
