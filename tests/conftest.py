@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,35 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.pluginmanager.register(_FailMissingUnderCI(), "reinforge-fail-missing-under-ci")
     config.pluginmanager.register(_NoTimeoutInsideReports(), "reinforge-no-timeout-in-reports")
+
+
+#: what the suite writes under the temp folder at its busiest: two real-model
+#: checkpoints (1.5 GB each, tests/examples/test_scale_out_examples.py) beside another
+#: worker's (docs/benchmarks.md#installs-and-ci)
+SUITE_PEAK_DISK_GIB = 5
+
+
+def _disk_line() -> tuple[str, bool]:
+    """The temp folder's free disk, and whether it is too little for the suite."""
+    folder = tempfile.gettempdir()
+    free = shutil.disk_usage(folder).free / 2**30
+    low = free < SUITE_PEAK_DISK_GIB
+    return (
+        f"disk: {free:.1f} GiB free in {folder} (the suite writes up to about "
+        f"{SUITE_PEAK_DISK_GIB} GiB there at once{'; too little' if low else ''})"
+    ), low
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return _disk_line()[0]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """A full disk fails hundreds of tests far from its cause; under -q (make test) the
+    header is not shown, so a low disk is said again at the end."""
+    line, low = _disk_line()
+    if low:
+        terminalreporter.write_line(line, yellow=True)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
