@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-TOOLS = {"pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5", "ruff>=0.6", "jsonschema>=4"}
+TOOLS = {"pytest>=8,<9.2", "pytest-timeout>=2.3", "pytest-xdist>=3.5", "ruff>=0.6", "jsonschema>=4"}
 OUTSIDE_DEV = {"bench", "vllm"}
 
 
