@@ -299,6 +299,11 @@ def chromium() -> str:
     it; Playwright's own browser download is never used). Skipped without it or the
     playwright package, failed under CI."""
     skip_unless("browser")
+    from playwright.sync_api import expect
+
+    # Playwright's assertions wait 5 s by default; beside a second suite run the viewer
+    # drew an experience's detail later than that (test_browser_images failed at 0 of 1)
+    expect.set_options(timeout=30_000)
     return chromium_path()
 
 
