@@ -57,7 +57,7 @@ def test_each_heavy_group_runs_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    vllm: probe\n    needs: probe\n")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
-         "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+         "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path, timeout=240,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
