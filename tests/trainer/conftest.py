@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from reinforge.core import Experience
 from reinforge.trainer.trainer import Trainer
@@ -35,3 +38,43 @@ def step_gradient() -> StepGradient:
         return grads, metrics
 
     return run
+
+
+class LiveTensorBytes(TorchDispatchMode):
+    """Inside ``with``: the bytes of the tensors that torch ops made and that are still
+    alive (``live``), and their highest total (``peak``). Tensors made before, such as
+    the parameters, are not counted, nor is a view of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self._seen: set[int] = set()
+
+    def _freed(self, key: int, size: int) -> None:
+        self._seen.discard(key)
+        self.live -= size
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {
+            t.untyped_storage().data_ptr()
+            for t in tree_flatten((args, kwargs))[0]
+            if isinstance(t, torch.Tensor)
+        }
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                storage = t.untyped_storage()
+                key = storage.data_ptr()
+                if key and key not in self._seen and key not in inputs:
+                    self._seen.add(key)
+                    self.live += storage.nbytes()
+                    weakref.finalize(t, self._freed, key, storage.nbytes())
+        self.peak = max(self.peak, self.live)
+        return out
+
+
+@pytest.fixture
+def live_tensor_bytes() -> type[LiveTensorBytes]:
+    """A dispatch mode that tracks the bytes of live tensors made under it."""
+    return LiveTensorBytes

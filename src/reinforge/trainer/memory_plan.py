@@ -18,7 +18,8 @@ micro-batch's tokens. Each line is one kind of memory with the bytes it takes:
   hooks count it (the residual stream per layer with checkpointing and one layer
   recomputed, all of a layer's saved tensors without; eager attention's
   probabilities; autocast's weight copies), and the head's pass: the vocabulary
-  chunk's backward and the head weight's gradient it makes;
+  chunk's backward and, except in one process (``head_logprobs.py``), the head
+  weight's gradient it makes;
 - start: the most a rank holds while it starts (the whole model on the old path, its
   shard when it starts sharded);
 - the driver: the in-process engine's copy and the weight sync's buckets.
@@ -251,10 +252,13 @@ def _activations(
     - weight casts: bf16 autocast without FSDP2's bf16 gather keeps each linear's bf16
       weight copy for backward (all layers', or the recomputed layer's);
     - head: the final norm's saved tensors, the response positions' hidden rows, and the
-      backward of one vocabulary chunk (fp32 logits, log-softmax, the gradients of both,
-      the bf16 logits under autocast) and the head weight's gradient it makes (where a
-      gradient exists already it is a temporary beside it: always in one process and
-      DDP, past the first chunk under FSDP2, whose unsharded gradient is counted apart).
+      backward of one vocabulary chunk. In one process (``head_logprobs.py``): the
+      chunk's logits, turned into their gradient in place, and under autocast the
+      weight's bf16 copy; the weight's gradient goes into ``.grad``. Otherwise
+      (``target_logprob.py``): the chunk's logits and their gradient, and the head
+      weight's gradient the chunk makes (under autocast in bf16, then cast to fp32), a
+      temporary beside the gradient where one exists already (under DDP; past the
+      first chunk under FSDP2, whose unsharded gradient is counted apart).
     """
     from reinforge.trainer.attention import EAGER_MAX_COLUMNS
 
@@ -273,10 +277,14 @@ def _activations(
     else:
         out["activations"] = shape.layers * (tokens * per_token + casts)
     chunk = min(VOCAB_CHUNK, responses)
-    logits = chunk * shape.vocab * (4 * 4 + (a if autocast else 0))
-    head = 2 * tokens * shape.hidden * 4 + responses * shape.hidden * 4 + logits
-    if strategy != "fsdp2" or responses > VOCAB_CHUNK:
-        head += shape.vocab * shape.hidden * 4
+    head = 2 * tokens * shape.hidden * 4 + responses * shape.hidden * 4
+    weight = shape.vocab * shape.hidden
+    if strategy == "single":
+        head += chunk * shape.vocab * a + (weight * a if autocast else 0)
+    else:
+        head += 2 * chunk * shape.vocab * a
+        if strategy != "fsdp2" or responses > VOCAB_CHUNK:  # FSDP2 gathers in bf16: no cast
+            head += weight * (4 + (a if autocast and strategy != "fsdp2" else 0))
     out["head pass"] = head
     return out
 

@@ -18,24 +18,31 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from reinforge.algorithms import TrainBatch
+from reinforge.trainer.head_logprobs import fusable_head, head_logprobs
 from reinforge.trainer.shared_prompts import SharedPromptBatch, shared_hidden
+from reinforge.trainer.target_logprob import target_logprob
 
-#: positions per chunk of the vocabulary projection: 256 x 49,152 logits are ~125 MB
-#: in flight (bf16 logits, fp32 copy, log-softmax), however many positions a batch has
+#: positions per chunk of the vocabulary projection: in a chunk's backward 256 x 49,152
+#: logits are ~50 MB (bf16 logits and their gradient), however many positions a batch has
 VOCAB_CHUNK = 256
 
 
 def _pick_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    logits = head(hidden).float()
-    return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None])[:, 0]
+    return target_logprob(head(hidden), targets)
 
 
-def _vocab_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def _vocab_logprobs(
+    head: Any, hidden: torch.Tensor, targets: torch.Tensor, fused_head: bool = False
+) -> torch.Tensor:
     """log p(target) at each row of ``hidden``, projected onto the vocabulary
     ``VOCAB_CHUNK`` rows at a time. With gradients each chunk is checkpointed: only its
     hidden states are kept and backward recomputes its logits, so the
     positions x vocabulary tensors never all exist at once (they were the largest
-    transient of a step: ~0.3 GB for 500 positions)."""
+    transient of a step: ~0.3 GB for 500 positions). With ``fused_head`` (one process)
+    and a plain linear head, ``head_logprobs`` does the same in one function whose
+    weight gradient goes straight into ``.grad``."""
+    if fused_head and fusable_head(head) and (hidden.requires_grad or not torch.is_grad_enabled()):
+        return head_logprobs(head, hidden, targets, VOCAB_CHUNK)
     parts = []
     for start in range(0, hidden.shape[0], VOCAB_CHUNK):
         args = (head, hidden[start : start + VOCAB_CHUNK], targets[start : start + VOCAB_CHUNK])
@@ -68,7 +75,9 @@ def _backbone(model: Any, with_images: bool) -> Any:
     return base.model
 
 
-def _packed_logprobs(model: Any, batch: TrainBatch, only: torch.Tensor) -> torch.Tensor:
+def _packed_logprobs(
+    model: Any, batch: TrainBatch, only: torch.Tensor, fused_head: bool = False
+) -> torch.Tensor:
     """``token_logprobs`` for the columns in ``only`` (others 0): the decoder runs on the
     whole batch, but the vocabulary projection and log-softmax only on those columns,
     with no prompt or padding positions in between. A ``SharedPromptBatch`` runs its
@@ -90,7 +99,7 @@ def _packed_logprobs(model: Any, batch: TrainBatch, only: torch.Tensor) -> torch
             **images,
         ).last_hidden_state
         rows, targets = hidden[:, :-1][only], input_ids[:, 1:][only]
-    picked = _vocab_logprobs(model.get_output_embeddings(), rows, targets)
+    picked = _vocab_logprobs(model.get_output_embeddings(), rows, targets, fused_head)
     logp = picked.new_zeros(only.shape)
     logp[only] = picked
     return logp
@@ -101,6 +110,7 @@ def token_logprobs(
     batch: TrainBatch,
     with_logits: bool = False,
     only: torch.Tensor | None = None,
+    fused_head: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log p(token j+1 | tokens <= j) for the columns j of a collated batch.
 
@@ -108,10 +118,12 @@ def token_logprobs(
     vocabulary projection runs on exactly those columns. Otherwise logits are
     computed from the first column any row's response needs (``logits_to_keep``):
     the projection of prompt positions, often half the tokens, is skipped. Columns
-    not computed are returned as zeros (masked out).
+    not computed are returned as zeros (masked out). ``fused_head``: the caller is
+    the only process training the model, so the head's weight gradient may bypass
+    autograd's buffers (``head_logprobs.py``).
     """
     if only is not None and not with_logits:
-        return _packed_logprobs(model, batch, only), None
+        return _packed_logprobs(model, batch, only, fused_head), None
     input_ids = batch.input_ids
     width = input_ids.shape[1] - 1
     first = int(batch.prompt_lengths.min()) - 1

@@ -49,16 +49,21 @@ SINGLE = RankContext()
 
 class LogprobModule(nn.Module):
     """The policy's token log-probabilities as one module call, so a parallel wrapper's
-    forward hooks run around the whole forward pass (decoder and vocabulary head)."""
+    forward hooks run around the whole forward pass (decoder and vocabulary head).
+    ``fused_head``: this process alone trains the model, so the head's weight gradient
+    may go straight into ``.grad`` (``head_logprobs.py``); no wrapper watches it."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, fused_head: bool = False) -> None:
         super().__init__()
         self.model = model
+        self.fused_head = fused_head
 
     def forward(
         self, batch: TrainBatch, with_logits: bool = False, only: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        return token_logprobs(self.model, batch, with_logits=with_logits, only=only)
+        return token_logprobs(
+            self.model, batch, with_logits=with_logits, only=only, fused_head=self.fused_head
+        )
 
 
 def _has_unused_parameters(model: nn.Module) -> bool:
@@ -115,7 +120,7 @@ class Single:
     def wrap(self, model: nn.Module) -> nn.Module:
         """``model`` inside a :class:`LogprobModule`, wrapped for the strategy. The
         optimizer must be built after this: FSDP2 replaces the parameters by shards."""
-        return LogprobModule(model)
+        return LogprobModule(model, fused_head=True)
 
     def wrap_frozen(self, model: nn.Module) -> nn.Module:
         """A model that is never trained (the KL reference), as its forwards call it."""
