@@ -146,3 +146,43 @@ def test_fused_head_holds_no_weight_gradient_of_its_own(
     fused = _tied_peak(True, live_tensor_bytes, monkeypatch)
     assert chunked >= 2.5
     assert fused <= 1.5
+
+
+def test_a_training_step_with_the_fused_head_ends_at_the_chunked_steps_weights(
+    tiny_model_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole GRPO step (two micro-batches, gradient clipping, AdamW) of a trainer in
+    one process ends at the weights of the same step with the head left to autograd."""
+    from reinforge.core.eid import EID
+    from reinforge.trainer.trainer import Trainer
+    from reinforge.trainer.trainer_config import TrainerConfig
+
+    gen = torch.Generator().manual_seed(1)
+    exps = []
+    for task in range(2):
+        prompt = torch.randint(3, 1000, (6,), generator=gen)
+        for run in range(4):
+            reply = torch.randint(3, 1000, (3 + run,), generator=gen)
+            exp = Experience(
+                tokens=torch.cat([prompt, reply]),
+                prompt_length=6,
+                logprobs=-torch.rand(3 + run, generator=gen),
+                reward=float(run % 2),
+            )
+            exp.eid = EID(batch=1, task=task, run=run)
+            exp.info["model_version"] = 0
+            exps.append(exp)
+    cfg = TrainerConfig.model_validate(
+        {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 4, "warmup_steps": 0}
+    )
+
+    def weights_after_a_step(fused: bool) -> dict[str, torch.Tensor]:
+        monkeypatch.setattr(token_logprobs_module, "VOCAB_CHUNK", 5)
+        trainer = Trainer(tiny_model_path, cfg, pad_token_id=2)
+        trainer.forward_module.fused_head = fused
+        trainer.train_step(copy.deepcopy(exps))
+        return {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+
+    fused, chunked = weights_after_a_step(True), weights_after_a_step(False)
+    for name, value in chunked.items():
+        torch.testing.assert_close(fused[name], value, atol=1e-6, rtol=0, msg=name)

@@ -22,6 +22,7 @@ matmuls, the gradient's per-chunk terms added in fp32.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -43,9 +44,17 @@ def fusable_head(head: Any) -> bool:
 
 def _compute_dtype(weight: torch.Tensor) -> torch.dtype:
     device = weight.device.type
-    if torch.is_autocast_enabled(device):
+    if torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device):
         return torch.get_autocast_dtype(device)
     return weight.dtype
+
+
+def _without_autocast(device: str) -> contextlib.AbstractContextManager:
+    """Autocast off for ``device``: the casts here are explicit (a device with no
+    autocast, such as ``meta``, has nothing to turn off)."""
+    if torch.amp.is_autocast_available(device):
+        return torch.autocast(device, enabled=False)
+    return contextlib.nullcontext()
 
 
 class _HeadLogprobs(torch.autograd.Function):
@@ -53,7 +62,7 @@ class _HeadLogprobs(torch.autograd.Function):
     def forward(ctx, hidden, targets, head, chunk):  # type: ignore[override]
         weight = head.weight
         dtype = _compute_dtype(weight)
-        with torch.autocast(weight.device.type, enabled=False), torch.no_grad():
+        with _without_autocast(weight.device.type), torch.no_grad():
             w = weight.to(dtype)
             picked, lses = [], []
             for start in range(0, hidden.shape[0], chunk):
@@ -70,7 +79,7 @@ class _HeadLogprobs(torch.autograd.Function):
     def backward(ctx, grad):  # type: ignore[override]
         hidden, targets, lse = ctx.saved_tensors
         weight = ctx.head.weight
-        with torch.autocast(weight.device.type, enabled=False):
+        with _without_autocast(weight.device.type):
             grad_hidden = _backward(
                 hidden, targets, lse, grad, weight, ctx.chunk, ctx.dtype, ctx.needs_input_grad[0]
             )
