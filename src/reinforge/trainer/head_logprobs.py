@@ -62,7 +62,7 @@ class _HeadLogprobs(torch.autograd.Function):
     def forward(ctx, hidden, targets, head, chunk):  # type: ignore[override]
         weight = head.weight
         dtype = _compute_dtype(weight)
-        with _without_autocast(weight.device.type), torch.no_grad():
+        with _without_autocast(weight.device.type):  # forward runs without grad already
             w = weight.to(dtype)
             picked, lses = [], []
             for start in range(0, hidden.shape[0], chunk):
