@@ -183,6 +183,12 @@ def test_a_training_step_with_the_fused_head_ends_at_the_chunked_steps_weights(
         trainer.train_step(copy.deepcopy(exps))
         return {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
 
+    start = {
+        n: p.detach().clone()
+        for n, p in Trainer(tiny_model_path, cfg, pad_token_id=2).model.named_parameters()
+    }
     fused, chunked = weights_after_a_step(True), weights_after_a_step(False)
+    head = next(n for n in fused if "embed_tokens" in n)  # the tied head's weight
+    assert not torch.equal(fused[head], start[head])  # the step moved it
     for name, value in chunked.items():
         torch.testing.assert_close(fused[name], value, atol=1e-6, rtol=0, msg=name)
