@@ -2,7 +2,8 @@
 sync follows, and the sync brings them back: the run samples, checks (the weight check
 asks the engine to score after each sync) and ends as usual. Where the step is not
 followed by a sync, overlapped with sampling, or the option is off, the engine keeps
-its weights."""
+its weights. An engine in the trainer's dtype reads the trainer's tensors from the first
+sync on instead (``model.hf.share_weights_with_trainer``): nothing to free then."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def _run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *overrides: str, code: int = 0
 ) -> tuple[list[tuple], str]:
     """Run the config, expecting exit ``code``; returns, per training step, (engine
-    weights released, bytes the engine's parameters hold) as seen inside the trainer's
-    step, and the run's output."""
+    weights released, bytes the engine's parameters hold, whether every engine
+    parameter is one of the trainer's tensors) as seen inside the trainer's step, and
+    the run's output. Sharing is off unless an override turns it on."""
     (tmp_path / "tasks.jsonl").write_text(
         "".join(f'{{"question": "{i} + 1", "answer": "{i + 1}"}}\n' for i in range(6))
     )
@@ -60,14 +62,16 @@ def _run(
     def looking(self: Trainer, *args: Any, **kwargs: Any) -> Any:
         engine = engines[-1]
         held = sum(p.untyped_storage().nbytes() for p in engine.model.parameters())
-        seen.append((engine.weights_released, held))
+        own = {p.data_ptr() for p in self.model.parameters()}
+        lent = all(p.data_ptr() in own for p in engine.model.parameters())
+        seen.append((engine.weights_released, held, lent))
         return real_step(self, *args, **kwargs)
 
     monkeypatch.setattr(TrainingLoop, "__init__", keep_engine)
     monkeypatch.setattr(Trainer, "train_step", looking)
     run_dir = tmp_path / "run"
     command = ["run", "-c", str(tmp_path / "cfg.yaml"), "--run-dir", str(run_dir)]
-    for item in overrides:
+    for item in ("model.hf.share_weights_with_trainer=false", *overrides):
         command += ["--set", item]
     result = CliRunner().invoke(app, command)
     assert result.exit_code == code, (result.exception, result.output[-2000:])
@@ -78,7 +82,7 @@ def test_each_step_runs_without_the_engine_weights_and_the_sync_restores_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen, _ = _run(tmp_path, monkeypatch)
-    assert seen == [(True, 0)] * 3  # steps 2 and 3 were sampled from the restored weights
+    assert seen == [(True, 0, False)] * 3  # steps 2 and 3 sampled from the restored weights
 
 
 @pytest.mark.parametrize(
@@ -92,8 +96,8 @@ def test_the_engine_keeps_its_weights_where_no_full_sync_follows_or_it_is_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: str
 ) -> None:
     seen, _ = _run(tmp_path, monkeypatch, override)
-    assert [released for released, _ in seen] == [False] * 3
-    assert all(held > 0 for _, held in seen)
+    assert [(released, lent) for released, _, lent in seen] == [(False, False)] * 3
+    assert all(held > 0 for _, held, _ in seen)
 
 
 def test_a_sync_that_brings_nothing_back_stops_the_run_at_the_weight_check(
@@ -106,6 +110,33 @@ def test_a_sync_that_brings_nothing_back_stops_the_run_at_the_weight_check(
 
     monkeypatch.setattr(HFEngine, "receive_weights", version_only)
     seen, output = _run(tmp_path, monkeypatch, code=4)  # the weight check's exit code
-    assert seen == [(True, 0)]
+    assert seen == [(True, 0, False)]
     assert "error: weight check after the sync to version 1" in output, output[-1500:]
     assert "could not score the probe" in output and "have not been synced back" in output
+
+
+def test_an_engine_in_the_trainers_dtype_reads_the_trainers_tensors_after_the_first_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen, output = _run(tmp_path, monkeypatch, "model.hf.share_weights_with_trainer=true")
+    # step 1 frees the copy the engine loaded; every sync after it lends the tensors
+    assert seen[0] == (True, 0, False)
+    assert [(released, lent) for released, _, lent in seen[1:]] == [(False, True)] * 2
+    assert "weight check" not in output  # the checks after each sync passed
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["model.hf.dtype=bfloat16"],  # not the fp32 master weights' dtype
+        # the engine samples while the trainer steps
+        ["synchronizer.overlap=true", "synchronizer.sync_offset=1"],
+        ["synchronizer.sync_interval=2"],  # the engine samples older weights on purpose
+    ],
+)
+def test_the_engine_keeps_a_copy_where_it_may_not_read_the_trainers_tensors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides: list[str]
+) -> None:
+    seen, _ = _run(tmp_path, monkeypatch, "model.hf.share_weights_with_trainer=true", *overrides)
+    assert not any(lent for _, _, lent in seen)
+    assert all(held > 0 or released for released, held, _ in seen)

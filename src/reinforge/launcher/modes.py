@@ -166,7 +166,7 @@ async def run_both(session: RunSession) -> dict[str, Any]:
     # failed check then leaves none of its rollouts for a resumed run to train on
     explorer.before_store = loop.check.settle
     if trainer.model_version:  # (model.init_from's weights are the engine's already)
-        sync_in_process(trainer, explorer.engine, loop.check, loop.transport)
+        sync_in_process(trainer, explorer.engine, loop.check, loop.transport, loop.share)
     cursor = explorer.open_taskset()
     stored = storage.read_state("explorer")
     if stored:

@@ -56,6 +56,9 @@ class TrainingLoop:
         self.check = WeightCheck(sync.verify_weights, sync.verify_tolerance, deferred=True)
         #: how a sync moves the weights (``synchronizer.weight_transport``, ``bucket_mb``)
         self.transport = WeightTransport.from_config(sync)
+        #: the engine samples only between steps, each followed by a sync: it may read
+        #: the trainer's own tensors (``model.hf.share_weights_with_trainer``)
+        self.share = sync_every == 1 and not sync.overlap
         self.last: dict[str, Any] = {}  # the metrics of the last trained step
         self.steps = 0  # steps trained by this invocation...
         self.skipped = 0  # ...and how many of them the trainer skipped
@@ -100,16 +103,20 @@ class TrainingLoop:
         except BaseException:
             if self._engine_released():  # the same weights back, for what runs next
                 with contextlib.suppress(Exception):
-                    sync_in_process(self.trainer, self.engine, transport=self.transport)
+                    sync_in_process(
+                        self.trainer, self.engine, transport=self.transport, share=self.share
+                    )
             raise
 
     def _free_engine_weights(self) -> bool:
         """Whether the engine of this process drops its weights for the coming step: it
         allows it (the hf engine, ``model.hf.free_weights_while_training``) and the
         sync after the step brings every weight back (full weights, not a LoRA
-        adapter, synced after every step: the sync interval is 1)."""
+        adapter, synced after every step: the sync interval is 1), and it does not read
+        the trainer's tensors already (nothing of its own to free then)."""
         return (
             self.sync_every == 1
+            and not getattr(self.engine, "weights_shared", False)
             and getattr(self.engine, "free_weights_while_training", False)
             and not self.trainer.is_lora
         )
@@ -131,7 +138,7 @@ class TrainingLoop:
         ):
             reporter.phase("syncing weights")
             started = time.monotonic()
-            sync_in_process(self.trainer, self.engine, self.check, self.transport)
+            sync_in_process(self.trainer, self.engine, self.check, self.transport, self.share)
             metrics[TRAIN_SYNC_TIME] = time.monotonic() - started - self.check.last_seconds
             if self.check.enabled:
                 metrics[SYNC_VERIFY_TIME] = self.check.last_seconds
@@ -154,7 +161,7 @@ class TrainingLoop:
         weight check (before an evaluation, and at the run's end)."""
         if self.trainer.model_version != self.engine.model_version:
             self.session.reporter.phase("syncing weights")
-            sync_in_process(self.trainer, self.engine, self.check, self.transport)
+            sync_in_process(self.trainer, self.engine, self.check, self.transport, self.share)
         self.check.settle()
 
     def save(self) -> None:

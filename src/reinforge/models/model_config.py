@@ -28,6 +28,10 @@ class HFEngineOptions(StrictModel):
     #: during each training step and rebuilt by the sync (its copy off the step's peak
     #: memory; not with int8 or a LoRA trainer)
     free_weights_while_training: bool = True
+    #: the same loop, the engine in the trainer's dtype (fp32 under `auto` without native
+    #: bf16): the engine reads the trainer's parameters in place, holding no copy, and a
+    #: sync moves no bytes (not with int8, a LoRA trainer or trainer ranks)
+    share_weights_with_trainer: bool = True
 
 
 class MockEngineOptions(StrictModel):

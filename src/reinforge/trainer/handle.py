@@ -63,6 +63,11 @@ class TrainerHandle(Protocol):
         """The same weights in buckets of at most ``bucket_bytes`` (``weight_stream``)."""
         ...
 
+    def shareable_weights(self) -> dict[str, torch.Tensor] | None:
+        """The policy's own parameter tensors under base-model names, for an engine of
+        this process to read in place; None where there are none to lend (LoRA, ranks)."""
+        ...
+
     def save_adapter(self, folder: str | Path) -> None:
         """The LoRA adapter in peft's format, into ``folder``."""
         ...

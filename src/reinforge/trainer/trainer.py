@@ -201,6 +201,14 @@ class Trainer:
         sharded ranks a collective: every rank calls it, rank 0 gets the weights."""
         return self.strategy.sync_weights(self.model)
 
+    def shareable_weights(self) -> dict[str, torch.Tensor] | None:
+        """The policy's parameters themselves (base-model names), for an engine of this
+        process to read in place (``weight_share``): a full fine-tune in one process. A
+        LoRA engine needs merged weights, so None then."""
+        if self.is_lora or self.rank.world_size > 1:
+            return None
+        return {name: t.detach() for name, t in self.model.state_dict().items()}
+
     def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
         """The same weights as ``weights_for_sync`` in buckets of at most ``bucket_bytes``
         (``weight_stream``). On sharded ranks a collective that every rank runs to its

@@ -43,8 +43,13 @@ def sync_in_process(
     engine: Any,
     check: WeightCheck | None = None,
     transport: WeightTransport = WeightTransport(),
+    share: bool = False,
 ) -> int:
     """Push the trainer's current weights into ``engine``; returns the new model version.
+
+    ``share``: the engine samples only between steps and is synced after each, so an
+    engine that can (the hf engine in the trainer's dtype) reads the trainer's own
+    tensors instead of a copy (``weight_share``); elsewhere the weights are copied.
 
     A LoRA trainer hands an engine that hot-loads adapters (vLLM started with
     ``max_lora_rank``) just its adapter folder; every other pair gets the merged weights,
@@ -57,6 +62,8 @@ def sync_in_process(
         with tempfile.TemporaryDirectory(prefix="reinforge-adapter-") as folder:
             trainer.save_adapter(folder)
             engine.update_lora_adapter(folder, version=trainer.model_version)
+    elif share and _shared(trainer, engine):
+        pass
     elif transport.method == "buckets":
         buckets = trainer.weight_buckets(transport.bucket_bytes)
         engine.receive_weights(buckets, version=trainer.model_version)
@@ -65,6 +72,21 @@ def sync_in_process(
     if check is not None:
         check.verify(trainer, engine, pending)
     return trainer.model_version
+
+
+def _shared(trainer: TrainerHandle, engine: Any) -> bool:
+    """Have ``engine`` read the trainer's tensors; False (nothing changed) where either
+    side cannot, e.g. a bf16 engine beside fp32 master weights."""
+    if not getattr(engine, "share_weights_with_trainer", False):
+        return False
+    tensors = trainer.shareable_weights()
+    dtype = getattr(engine, "weights_dtype", None)
+    if tensors is None or any(t.dtype != dtype for t in tensors.values() if t.is_floating_point()):
+        return False
+    why = engine.share_weights(tensors, version=trainer.model_version)
+    if why is not None:
+        logger.debug("engine keeps a copy of the weights: %s", why)
+    return why is None
 
 
 class CheckpointWeightSource:

@@ -231,6 +231,10 @@ class RankedTrainer:
         """The policy's full weights (LoRA merged), gathered from the ranks by rank 0."""
         return self._command("weights")
 
+    def shareable_weights(self) -> None:
+        """None: the ranks' parameters live in other processes."""
+        return None
+
     def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
         """The policy's weights for an engine in buckets of at most ``bucket_bytes``
         (``weight_stream``): rank 0 sends each bucket as its own message while the

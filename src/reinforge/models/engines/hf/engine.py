@@ -68,12 +68,14 @@ from reinforge.models.engines.hf.loading import load_causal_lm
 from reinforge.models.engines.hf.logits_padding import LogitsRowPadding
 from reinforge.models.engines.hf.multimodal_prefill import text_config
 from reinforge.models.engines.hf.weight_release import ReleasedWeights, not_loaded_error
+from reinforge.models.engines.hf.weight_share import own_parameters, share_parameters
 from reinforge.models.engines.hf.work_items import (
     CLOSE,
     BatchRow,
     ReleaseWeights,
     SampleRequest,
     ScoreRequest,
+    ShareWeights,
     WeightUpdate,
     settle,
 )
@@ -103,12 +105,15 @@ class HFEngine(BatchAdmission, InferenceEngine):
         prefix_cache_tokens: int = 0,
         quantize: str | None = None,
         free_weights_while_training: bool = True,
+        share_weights_with_trainer: bool = True,
     ) -> None:
         """``pad_logits_rows``: see ``LogitsRowPadding``; default on for CPU.
         ``prefix_cache_tokens``: token budget of the ``PrefixCache`` (0: off).
         ``quantize``: ``int8`` samples through int8 copies of the Linear layers (``int8``).
         ``free_weights_while_training``: a training loop of this process may drop the
-        weights during a step that a full sync follows (``release_weights``)."""
+        weights during a step that a full sync follows (``release_weights``).
+        ``share_weights_with_trainer``: such a loop may have the engine read the trainer's
+        own tensors instead (``share_weights``, where dtypes match)."""
         super().__init__()
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -125,6 +130,9 @@ class HFEngine(BatchAdmission, InferenceEngine):
         #: int8 copies are made from the weights and would outlive them: not freed then
         self.free_weights_while_training = free_weights_while_training and self._int8 is None
         self._released: ReleasedWeights | None = None
+        self.share_weights_with_trainer = share_weights_with_trainer and self._int8 is None
+        #: whether the parameters are another module's tensors (``share_weights``)
+        self.weights_shared = False
         self.model_path = (
             str(model_path) if model_path else getattr(model.config, "_name_or_path", "")
         )
@@ -275,6 +283,21 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._put(WeightUpdate(buckets, version, fut))
         fut.result()
 
+    @property
+    def weights_dtype(self) -> torch.dtype:
+        """The dtype the engine computes in (its parameters')."""
+        return next(self.model.parameters()).dtype
+
+    def share_weights(
+        self, tensors: dict[str, torch.Tensor], version: int | None = None
+    ) -> str | None:
+        """Read ``tensors`` (a trainer's parameters, by the model's names) in place of
+        the engine's own weights, from between two decode steps on (``weight_share``).
+        Returns None when shared, else why not (then nothing changed)."""
+        fut: Future = Future()
+        self._put(ShareWeights(tensors, version, fut))
+        return fut.result()
+
     def release_weights(self) -> None:
         """Free the weights until the next update brings all of them back (a training
         step of this process, which a full sync follows); sampling and scoring are
@@ -340,7 +363,7 @@ class HFEngine(BatchAdmission, InferenceEngine):
                 return False
             if isinstance(item, SampleRequest):
                 self._waiting.append(item)
-            elif isinstance(item, (WeightUpdate, ReleaseWeights)):
+            elif isinstance(item, (WeightUpdate, ReleaseWeights, ShareWeights)):
                 self._updates.append(item)
             else:
                 self._run_score(item)
@@ -408,8 +431,15 @@ class HFEngine(BatchAdmission, InferenceEngine):
                         self._released = ReleasedWeights(self.model)
                     if self._prefix is not None:
                         self._prefix.clear()
+                    self.weights_shared = False  # the shared tensors were let go
                     upd.future.set_result(None)
                     continue
+                if isinstance(upd, ShareWeights):
+                    upd.future.set_result(self._share(upd))
+                    continue
+                if self.weights_shared:  # copy into storage of our own, not the trainer's
+                    own_parameters(self.model)
+                    self.weights_shared = False
                 # a dict: one whole update; anything else: streamed buckets
                 parts = [upd.state_dict] if isinstance(upd.state_dict, dict) else upd.state_dict
                 for part in parts:
@@ -441,6 +471,16 @@ class HFEngine(BatchAdmission, InferenceEngine):
             except Exception as exc:
                 upd.future.set_exception(exc)
         self._updates = []
+
+    def _share(self, upd: ShareWeights) -> str | None:
+        dropped = self._released.shapes() if self._released is not None else None
+        why = share_parameters(self.model, upd.tensors, dropped)
+        if why is None:
+            self._released, self.weights_shared = None, True
+            if self._prefix is not None:
+                self._prefix.clear()
+            self._model_version = self._model_version + 1 if upd.version is None else upd.version
+        return why
 
     def _run_score(self, item: ScoreRequest) -> None:
         if item.future.cancelled():

@@ -47,6 +47,14 @@ class ReleasedWeights:
                 with torch.inference_mode(False):
                     param.data = torch.empty(entry[0], dtype=param.dtype, device=param.device)
 
+    def shapes(self) -> dict[str, torch.Size]:
+        """The shape each dropped parameter had, under every name it has."""
+        return {
+            name: self._pending[id(param)][0]
+            for name, param in self._by_name.items()
+            if id(param) in self._pending
+        }
+
     @property
     def missing(self) -> list[str]:
         """Names of the parameters still without weights (one name per tied tensor)."""

@@ -66,6 +66,16 @@ class ReleaseWeights:
     future: Future
 
 
+@dataclass
+class ShareWeights:
+    """Read these tensors in place of the engine's weights (``weight_share``); applied,
+    like an update, once the running batch is empty."""
+
+    tensors: dict[str, Any]
+    version: int | None
+    future: Future
+
+
 #: the inbox's last item: the worker thread stops when it reads it
 CLOSE = object()
 
