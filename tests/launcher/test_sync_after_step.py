@@ -86,7 +86,9 @@ def test_weights_are_synced_after_trained_steps_only(
     trainer = _Trainer(skipped)
     synced: list[int] = []
 
-    def sync(trainer: _Trainer, engine: Any, check: Any = None, transport: Any = None) -> None:
+    def sync(
+        trainer: _Trainer, engine: Any, check: Any = None, transport: Any = None, share: Any = None
+    ) -> None:
         assert check is not None and check.enabled  # the run's weight check goes along
         synced.append(trainer.calls)
         engine.model_version = trainer.model_version

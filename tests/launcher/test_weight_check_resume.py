@@ -31,7 +31,8 @@ model:
   engine: hf
   max_response_tokens: 4
   # the broken sync below keeps the engine on its old weights: a freed engine has none
-  hf: {free_weights_while_training: false}
+  # and they break the copying sync: the engine keeps a copy, not the trainer's tensors
+  hf: {free_weights_while_training: false, share_weights_with_trainer: false}
 buffer:
   batch_size: 2
   total_steps: 3

@@ -105,6 +105,27 @@ def test_an_engine_left_on_the_previous_version_is_caught(
     _fails(trainer, engine)
 
 
+def test_a_shared_sync_passes_and_a_share_that_did_not_happen_is_caught(
+    trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sync_in_process(trainer, engine, WeightCheck(), share=True) == 1
+    assert engine.weights_shared  # the engine reads the trainer's tensors now
+    engine.update_weights(trainer.weights_for_sync())  # back to a copy of its own
+    engine.update_weights({k: v * 0 for k, v in trainer.weights_for_sync().items()})
+    engine._model_version = 0
+
+    def version_only(tensors: Any, version: int | None = None) -> None:
+        engine._model_version = int(version or 0)  # says it shares, keeps its zeros
+
+    monkeypatch.setattr(engine, "share_weights", version_only)
+    _fails_shared(trainer, engine)
+
+
+def _fails_shared(trainer: Trainer, engine: HFEngine) -> None:
+    with pytest.raises(WeightCheckError, match="version 1"):
+        sync_in_process(trainer, engine, WeightCheck(), share=True)
+
+
 def test_weights_of_the_wrong_dtype_are_caught(
     trainer: Trainer, engine: HFEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -230,7 +251,8 @@ model:
   max_response_tokens: 4
   # the broken syncs below keep the engine on its old weights: a freed engine has none
   # (that case: tests/launcher/test_engine_weights_freed.py)
-  hf: {free_weights_while_training: false}
+  # and they break the copying sync: the engine keeps a copy, not the trainer's tensors
+  hf: {free_weights_while_training: false, share_weights_with_trainer: false}
 buffer:
   batch_size: 2
   total_steps: 1

@@ -51,9 +51,10 @@ def test_a_shared_engine_serves_the_tensors_it_was_given_and_follows_their_updat
         expected.update_weights(other.state_dict())
         assert engine.score(PROMPT) == expected.score(PROMPT)
         out = engine.generate(PROMPT, SamplingParams(max_tokens=4, temperature=0.0))
-        assert out[0].token_ids == expected.generate(
-            PROMPT, SamplingParams(max_tokens=4, temperature=0.0)
-        )[0].token_ids
+        assert (
+            out[0].token_ids
+            == expected.generate(PROMPT, SamplingParams(max_tokens=4, temperature=0.0))[0].token_ids
+        )
     finally:
         expected.close()
 
