@@ -102,3 +102,13 @@ def test_a_shared_engine_can_release_and_rebuild_without_touching_the_lent_tenso
     assert engine.model.model.embed_tokens.weight.data_ptr() == (
         other.model.embed_tokens.weight.data_ptr()
     )
+
+
+def test_an_int8_engine_refuses_to_share(tiny_model_path: Path) -> None:
+    eng = HFEngine(tiny_model_path, device="cpu", quantize="int8")
+    try:
+        assert not eng.share_weights_with_trainer
+        why = eng.share_weights(trainer_like(eng).state_dict())
+        assert why is not None and "int8" in why and not eng.weights_shared
+    finally:
+        eng.close()

@@ -285,12 +285,9 @@ class HFEngine(BatchAdmission, InferenceEngine):
 
     @property
     def weights_dtype(self) -> torch.dtype:
-        """The dtype the engine computes in (its parameters')."""
-        return next(self.model.parameters()).dtype
+        return next(self.model.parameters()).dtype  # the dtype the engine computes in
 
-    def share_weights(
-        self, tensors: dict[str, torch.Tensor], version: int | None = None
-    ) -> str | None:
+    def share_weights(self, tensors: dict[str, Any], version: int | None = None) -> str | None:
         """Read ``tensors`` (a trainer's parameters, by the model's names) in place of
         the engine's own weights, from between two decode steps on (``weight_share``).
         Returns None when shared, else why not (then nothing changed)."""
@@ -473,6 +470,8 @@ class HFEngine(BatchAdmission, InferenceEngine):
         self._updates = []
 
     def _share(self, upd: ShareWeights) -> str | None:
+        if self._int8 is not None:
+            return "int8 sampling keeps copies made from the engine's own weights"
         dropped = self._released.shapes() if self._released is not None else None
         why = share_parameters(self.model, upd.tensors, dropped)
         if why is None:

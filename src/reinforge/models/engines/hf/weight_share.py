@@ -57,15 +57,6 @@ def share_parameters(
     return None
 
 
-def shares_with(model: torch.nn.Module, tensors: Mapping[str, torch.Tensor]) -> bool:
-    """Whether every parameter of ``model`` reads the storage of its tensor in ``tensors``."""
-    params = _parameters(model)
-    return bool(params) and all(
-        name in tensors and param.data_ptr() == tensors[name].data_ptr()
-        for name, param in params.items()
-    )
-
-
 def own_parameters(model: torch.nn.Module) -> None:
     """Give each parameter storage of its own (a copy): tied parameters stay one tensor."""
     copies: dict[int, torch.Tensor] = {}
