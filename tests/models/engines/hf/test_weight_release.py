@@ -5,7 +5,6 @@ exactly the synced weights (tied ones still tied)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,8 @@ PROMPT = [100 + 37 * i for i in range(12)]
 
 
 @pytest.fixture
-def engine(tiny_model_path: Path) -> Iterator[HFEngine]:
-    eng = HFEngine(tiny_model_path, device="cpu")
-    yield eng
-    eng.close()
+def engine(own_engine: HFEngine) -> HFEngine:
+    return own_engine  # these tests change the engine's weights
 
 
 def weight_bytes(model: torch.nn.Module) -> int:

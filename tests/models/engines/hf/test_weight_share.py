@@ -4,7 +4,6 @@ of the same process), all or nothing, and a later copying update never writes in
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,8 @@ PROMPT = [100 + 37 * i for i in range(12)]
 
 
 @pytest.fixture
-def engine(tiny_model_path: Path) -> Iterator[HFEngine]:
-    eng = HFEngine(tiny_model_path, device="cpu")
-    yield eng
-    eng.close()
+def engine(own_engine: HFEngine) -> HFEngine:
+    return own_engine  # these tests change the engine's weights
 
 
 def trainer_like(engine: HFEngine, seed: int = 0) -> torch.nn.Module:
