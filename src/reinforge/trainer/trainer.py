@@ -39,7 +39,7 @@ from reinforge.trainer.device import resolve_device
 from reinforge.trainer.host_memory import release_free_memory
 from reinforge.trainer.learner import Learner
 from reinforge.trainer.optimizer import build_optimizer
-from reinforge.trainer.policy_model import start_models
+from reinforge.trainer.policy_model import merged_state_dict, start_models
 from reinforge.trainer.prepared_step import RankShare, step_result
 from reinforge.trainer.sharding.strategy import SINGLE, RankContext, make_strategy
 from reinforge.trainer.step_planner import StepPlanner
@@ -207,7 +207,7 @@ class Trainer:
         LoRA engine needs merged weights, so None then."""
         if self.is_lora or self.rank.world_size > 1:
             return None
-        return {name: t.detach() for name, t in self.model.state_dict().items()}
+        return merged_state_dict(self.model)  # a full fine-tune's: its state dict
 
     def weight_buckets(self, bucket_bytes: int) -> Iterator[dict[str, torch.Tensor]]:
         """The same weights as ``weights_for_sync`` in buckets of at most ``bucket_bytes``

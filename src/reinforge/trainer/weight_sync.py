@@ -63,7 +63,7 @@ def sync_in_process(
             trainer.save_adapter(folder)
             engine.update_lora_adapter(folder, version=trainer.model_version)
     elif share and _shared(trainer, engine):
-        pass
+        pass  # the engine reads the trainer's tensors: nothing to move
     elif transport.method == "buckets":
         buckets = trainer.weight_buckets(transport.bucket_bytes)
         engine.receive_weights(buckets, version=trainer.model_version)

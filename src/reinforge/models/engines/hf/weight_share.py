@@ -33,12 +33,12 @@ def share_parameters(
     """Point every parameter of ``model`` at the tensor of its name in ``tensors``;
     ``dropped``: the shapes of parameters whose storage was freed (``weight_release``).
     Returns None when done, else why nothing was shared."""
-    params = _parameters(model)
+    params, dropped = _parameters(model), dropped or {}
     for name, param in params.items():
         given = tensors.get(name)
         if given is None:
             return f"no tensor for {name}"
-        shape = (dropped or {}).get(name, param.shape)
+        shape = dropped.get(name, param.shape)
         if (given.shape, given.dtype, given.device) != (shape, param.dtype, param.device):
             return (
                 f"{name}: the trainer's {given.dtype} {tuple(given.shape)} on {given.device} "
