@@ -28,6 +28,7 @@ from reinforge.core.metric_names import (
     train_metric,
 )
 from reinforge.trainer import learner_passes
+from reinforge.trainer.flat_grads import flat_gradients
 from reinforge.trainer.learner_passes import ReadyBatch
 from reinforge.trainer.policy_model import trainable_parameters
 from reinforge.trainer.prepared_step import RankShare
@@ -65,6 +66,8 @@ class Learner:
         done = 0
         for _ in range(t.cfg.update_epochs):
             t.optimizer.zero_grad(set_to_none=True)
+            if not t.rank.distributed:  # ranks' gradients are their wrappers' to place
+                flat_gradients(trainable_parameters(t.model))
             last = share.slots + share.demo_slots - 1
             for index in range(share.slots):
                 with t.strategy.grad_sync(t.forward_module, index == last):

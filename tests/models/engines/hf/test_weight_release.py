@@ -23,7 +23,11 @@ def engine(own_engine: HFEngine) -> HFEngine:
 
 
 def weight_bytes(model: torch.nn.Module) -> int:
-    return sum(p.untyped_storage().nbytes() for p in model.parameters())
+    """Bytes of the distinct storages behind the parameters (views of one count once)."""
+    storages = {
+        p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in model.parameters()
+    }
+    return sum(storages.values())
 
 
 def buckets(state: dict[str, torch.Tensor], size: int = 3) -> list[dict[str, Any]]:
@@ -60,6 +64,8 @@ def test_released_weights_give_their_memory_back_until_a_sync_restores_them(
     engine.receive_weights(buckets(new), version=5)
     assert not engine.weights_released and engine.model_version == 5
     assert weight_bytes(model) == held
+    # rebuilt as views of one block, which the next release frees whole
+    assert len({p.untyped_storage().data_ptr() for p in model.parameters()}) == 1
     assert model.lm_head.weight is model.model.embed_tokens.weight  # still one tensor
     for name, tensor in expected.state_dict().items():
         assert torch.equal(model.state_dict()[name], tensor), name

@@ -11,6 +11,11 @@ Only parameters are dropped (buffers such as rotary frequencies are small and no
 synced). Tied parameters are one tensor, dropped and rebuilt once under any of their
 names. Until every dropped tensor is rebuilt the engine refuses to sample or score.
 
+The rebuilt parameters are views of one buffer per dtype, made at the sync's first
+bucket for every dropped parameter: one block of the copy's size (an ``mmap`` for a model
+of any size), so dropping it again returns its pages at once instead of leaving a hole
+per weight in the heap between tensors that live on (see ``trainer/flat_grads.py``).
+
 The rebuilt storage is made outside inference mode (the engine's thread runs in it), so
 the parameters are ordinary tensors, as loading made them: with an inference tensor as
 SmolLM2's tied embedding and output weight, bf16 decoding on the CPU held ~0.6 GiB more
@@ -31,10 +36,17 @@ class ReleasedWeights:
         self._by_name = dict(model.named_parameters(remove_duplicate=False))
         #: id of each dropped tensor -> (its shape, one of its names)
         self._pending: dict[int, tuple[torch.Size, str]] = {}
+        #: where each dropped tensor goes in its dtype's buffer (made at the first rebuild)
+        self._offsets: dict[int, int] = {}
+        self._sizes: dict[tuple[torch.dtype, torch.device], int] = {}
+        self._buffers: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
         for name, param in self._by_name.items():
             if id(param) in self._pending:
                 continue
             self._pending[id(param)] = (param.shape, name)
+            key = (param.dtype, param.device)
+            self._offsets[id(param)] = self._sizes.get(key, 0)
+            self._sizes[key] = self._offsets[id(param)] + param.numel()
             param.data = torch.empty(0, dtype=param.dtype, device=param.device)
 
     def rebuild(self, names: Iterable[str]) -> None:
@@ -44,8 +56,20 @@ class ReleasedWeights:
             param = self._by_name.get(name)
             entry = self._pending.pop(id(param), None) if param is not None else None
             if entry is not None:
-                with torch.inference_mode(False):
-                    param.data = torch.empty(entry[0], dtype=param.dtype, device=param.device)
+                param.data = self._slot(param, entry[0])
+        if not self._pending:
+            self._buffers.clear()  # the parameters hold their views
+
+    def _slot(self, param: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+        """``param``'s place in its dtype's buffer, which the first call makes."""
+        key = (param.dtype, param.device)
+        start = self._offsets[id(param)]
+        with torch.inference_mode(False):
+            if key not in self._buffers:
+                self._buffers[key] = torch.empty(
+                    self._sizes[key], dtype=param.dtype, device=param.device
+                )
+            return self._buffers[key][start : start + shape.numel()].view(shape)
 
     def shapes(self) -> dict[str, torch.Size]:
         """The shape each dropped parameter had, under every name it has."""
