@@ -13,7 +13,7 @@ from torch import nn
 from reinforge.core import Experience
 from reinforge.core.eid import EID
 from reinforge.trainer import learner as learner_module
-from reinforge.trainer.flat_grads import flat_gradients
+from reinforge.trainer.flat_grads import FlatGradients
 from reinforge.trainer.trainer import Trainer
 from reinforge.trainer.trainer_config import TrainerConfig
 
@@ -25,7 +25,7 @@ def test_gradients_are_zero_views_of_one_buffer_per_dtype() -> None:
     had.grad = torch.full_like(had, 5.0)
     params = [*model.parameters(), frozen, had]
 
-    allocated = flat_gradients(params)
+    allocated = FlatGradients(params).nbytes
 
     floats = [p.grad for p in model[0].parameters()]
     doubles = [p.grad for p in model[1].parameters()]
@@ -42,9 +42,44 @@ def test_gradients_are_zero_views_of_one_buffer_per_dtype() -> None:
 
 def test_views_do_not_overlap() -> None:
     a, b = nn.Parameter(torch.zeros(3)), nn.Parameter(torch.zeros(2, 2))
-    flat_gradients([a, b])
+    FlatGradients([a, b])
     a.grad += 1.0
     assert not b.grad.any()
+
+
+class _OneTensorEach:
+    """In the learner's place of ``FlatGradients``: autograd allocates each gradient."""
+
+    def __init__(self, params: Any) -> None:
+        pass
+
+    def drop_unused(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_parameter_no_backward_reached_is_skipped_by_the_optimiser() -> None:
+    """An unused layer keeps no zero gradient, so AdamW (with weight decay) leaves it and
+    its state alone, as when its ``.grad`` stayed None; a gradient written straight into
+    ``.grad`` (the fused head's way) is kept, and so is a reached gradient of zeros."""
+    used, unused, written = nn.Linear(2, 2), nn.Linear(2, 2), nn.Parameter(torch.ones(3))
+    zero = nn.Parameter(torch.ones(2))
+    params = [*used.parameters(), *unused.parameters(), written, zero]
+    before = [p.detach().clone() for p in params]
+    optimizer = torch.optim.AdamW(params, lr=0.1, weight_decay=0.5)
+    flat = FlatGradients(params)
+    (used(torch.ones(1, 2)).sum() + (zero * 0.0).sum()).backward()
+    written.grad += 1.0
+    flat.drop_unused()
+    assert all(p.grad is None for p in unused.parameters())
+    assert written.grad is not None and zero.grad is not None
+    optimizer.step()
+    for p, old in zip(params, before, strict=True):
+        moved = not torch.equal(p.detach(), old)
+        assert moved == (p not in set(unused.parameters())), p
+    assert all(p not in optimizer.state for p in unused.parameters())
 
 
 def _experiences() -> list[Experience]:
@@ -85,7 +120,7 @@ def test_a_step_on_one_buffer_ends_at_the_weights_of_a_step_without_it(
 
     def run(flat: bool) -> tuple[dict[str, torch.Tensor], list[int]]:
         if not flat:
-            monkeypatch.setattr(learner_module, "flat_gradients", lambda params: 0)
+            monkeypatch.setattr(learner_module, "FlatGradients", _OneTensorEach)
         trainer = Trainer(tiny_model_path, cfg, pad_token_id=2)
         storages: list[int] = []  # per optimiser step, the storages its gradients are in
 

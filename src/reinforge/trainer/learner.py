@@ -28,7 +28,7 @@ from reinforge.core.metric_names import (
     train_metric,
 )
 from reinforge.trainer import learner_passes
-from reinforge.trainer.flat_grads import flat_gradients
+from reinforge.trainer.flat_grads import FlatGradients
 from reinforge.trainer.learner_passes import ReadyBatch
 from reinforge.trainer.policy_model import trainable_parameters
 from reinforge.trainer.prepared_step import RankShare
@@ -66,27 +66,34 @@ class Learner:
         done = 0
         for _ in range(t.cfg.update_epochs):
             t.optimizer.zero_grad(set_to_none=True)
-            if not t.rank.distributed:  # ranks' gradients are their wrappers' to place
-                flat_gradients(trainable_parameters(t.model))
-            last = share.slots + share.demo_slots - 1
-            for index in range(share.slots):
-                with t.strategy.grad_sync(t.forward_module, index == last):
-                    if index < len(ready):
-                        values = learner_passes.micro_batch_pass(
-                            self, share, index, ready[index], olds
-                        )
-                        for key, value in values.items():
-                            collected.setdefault(key, []).append(float(value))
-                    else:
-                        self.empty_pass()
-                done += 1
-                t._housekeeping()
-                if on_micro_batch is not None:
-                    on_micro_batch(done, passes)
-            if share.demo_slots:
-                collected.setdefault(SFT_AUX_LOSS, []).append(
-                    learner_passes.demonstration_passes(self, share, demos, share.slots, last)
-                )
+            # one process on the CPU: the gradients in one block (ranks' are their wrappers')
+            flat = None if t.rank.distributed else FlatGradients(trainable_parameters(t.model))
+            try:
+                last = share.slots + share.demo_slots - 1
+                for index in range(share.slots):
+                    with t.strategy.grad_sync(t.forward_module, index == last):
+                        if index < len(ready):
+                            values = learner_passes.micro_batch_pass(
+                                self, share, index, ready[index], olds
+                            )
+                            for key, value in values.items():
+                                collected.setdefault(key, []).append(float(value))
+                        else:
+                            self.empty_pass()
+                    done += 1
+                    t._housekeeping()
+                    if on_micro_batch is not None:
+                        on_micro_batch(done, passes)
+                if share.demo_slots:
+                    collected.setdefault(SFT_AUX_LOSS, []).append(
+                        learner_passes.demonstration_passes(self, share, demos, share.slots, last)
+                    )
+            except BaseException:
+                if flat is not None:
+                    flat.close()
+                raise
+            if flat is not None:
+                flat.drop_unused()  # what no backward reached, the optimiser skips
             grad_norm = self.optimizer_step()
             if not math.isfinite(grad_norm):
                 metrics[TRAIN_NONFINITE_GRAD] = 1.0
