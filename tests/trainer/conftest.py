@@ -12,6 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from reinforge.core import Experience
+from reinforge.core.eid import EID
 from reinforge.trainer.trainer import Trainer
 
 StepGradient = Callable[[Trainer, Sequence[Experience]], tuple[dict[str, torch.Tensor], dict]]
@@ -78,3 +79,30 @@ class LiveTensorBytes(TorchDispatchMode):
 def live_tensor_bytes() -> type[LiveTensorBytes]:
     """A dispatch mode that tracks the bytes of live tensors made under it."""
     return LiveTensorBytes
+
+
+@pytest.fixture
+def two_groups_of_four() -> Callable[[int], list[Experience]]:
+    """``two_groups_of_four(seed)``: see ``_two_groups_of_four``."""
+    return _two_groups_of_four
+
+
+def _two_groups_of_four(seed: int) -> list[Experience]:
+    """Two GRPO groups of four replies (3-6 tokens) to a 6-token prompt each, in the tiny
+    model's vocabulary, with sampler log-probs and alternating rewards."""
+    gen = torch.Generator().manual_seed(seed)
+    exps = []
+    for task in range(2):
+        prompt = torch.randint(3, 1000, (6,), generator=gen)
+        for run in range(4):
+            reply = torch.randint(3, 1000, (3 + run,), generator=gen)
+            exp = Experience(
+                tokens=torch.cat([prompt, reply]),
+                prompt_length=6,
+                logprobs=-torch.rand(3 + run, generator=gen),
+                reward=float(run % 2),
+            )
+            exp.eid = EID(batch=1, task=task, run=run)
+            exp.info["model_version"] = 0
+            exps.append(exp)
+    return exps

@@ -10,8 +10,6 @@ import pytest
 import torch
 from torch import nn
 
-from reinforge.core import Experience
-from reinforge.core.eid import EID
 from reinforge.trainer import learner as learner_module
 from reinforge.trainer.flat_grads import FlatGradients
 from reinforge.trainer.trainer import Trainer
@@ -82,32 +80,16 @@ def test_a_parameter_no_backward_reached_is_skipped_by_the_optimiser() -> None:
     assert all(p not in optimizer.state for p in unused.parameters())
 
 
-def _experiences() -> list[Experience]:
-    gen = torch.Generator().manual_seed(3)
-    exps = []
-    for task in range(2):
-        prompt = torch.randint(3, 1000, (6,), generator=gen)
-        for run in range(4):
-            reply = torch.randint(3, 1000, (3 + run,), generator=gen)
-            exp = Experience(
-                tokens=torch.cat([prompt, reply]),
-                prompt_length=6,
-                logprobs=-torch.rand(3 + run, generator=gen),
-                reward=float(run % 2),
-            )
-            exp.eid = EID(batch=1, task=task, run=run)
-            exp.info["model_version"] = 0
-            exps.append(exp)
-    return exps
-
-
 @pytest.mark.parametrize("precision", ["no", "bf16"])
 def test_a_step_on_one_buffer_ends_at_the_weights_of_a_step_without_it(
-    precision: str, tiny_model_path: Any, monkeypatch: pytest.MonkeyPatch
+    precision: str,
+    tiny_model_path: Any,
+    two_groups_of_four: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two GRPO steps of two micro-batches each (clipping, AdamW), bit for bit; the
     optimiser saw every gradient in one storage, and none is kept after the step."""
-    exps = _experiences()
+    exps = two_groups_of_four(seed=3)
     cfg = TrainerConfig.model_validate(
         {
             "algorithm": "grpo",

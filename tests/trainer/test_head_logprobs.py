@@ -149,29 +149,14 @@ def test_fused_head_holds_no_weight_gradient_of_its_own(
 
 
 def test_a_training_step_with_the_fused_head_ends_at_the_chunked_steps_weights(
-    tiny_model_path: Any, monkeypatch: pytest.MonkeyPatch
+    tiny_model_path: Any, two_groups_of_four: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A whole GRPO step (two micro-batches, gradient clipping, AdamW) of a trainer in
     one process ends at the weights of the same step with the head left to autograd."""
-    from reinforge.core.eid import EID
     from reinforge.trainer.trainer import Trainer
     from reinforge.trainer.trainer_config import TrainerConfig
 
-    gen = torch.Generator().manual_seed(1)
-    exps = []
-    for task in range(2):
-        prompt = torch.randint(3, 1000, (6,), generator=gen)
-        for run in range(4):
-            reply = torch.randint(3, 1000, (3 + run,), generator=gen)
-            exp = Experience(
-                tokens=torch.cat([prompt, reply]),
-                prompt_length=6,
-                logprobs=-torch.rand(3 + run, generator=gen),
-                reward=float(run % 2),
-            )
-            exp.eid = EID(batch=1, task=task, run=run)
-            exp.info["model_version"] = 0
-            exps.append(exp)
+    exps = two_groups_of_four(seed=1)
     cfg = TrainerConfig.model_validate(
         {"algorithm": "grpo", "lr": 1e-3, "micro_batch_size": 4, "warmup_steps": 0}
     )
