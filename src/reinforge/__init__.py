@@ -10,6 +10,7 @@ reward functions a timeout worker process imports - do not pull in torch.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,12 @@ from reinforge.core.lazy_exports import lazy_exports
 from reinforge.core.task import set_resolver
 
 __version__ = "0.1.0"
+
+# transformers 5.25 swaps layers for kernels fetched from the Hugging Face Hub unless this
+# says no: reinforge loads nothing from a hub at run time, and its trainer and engines must
+# run the same layers (the sync check and the golden runs compare them). Set it yourself
+# (USE_HUB_KERNELS=1) to opt in.
+os.environ.setdefault("USE_HUB_KERNELS", "0")
 
 _EXPORTS = {
     "EID": "reinforge.core",
