@@ -117,8 +117,13 @@ def test_a_step_on_one_buffer_ends_at_the_weights_of_a_step_without_it(
         monkeypatch.undo()
         return {n: p.detach().clone() for n, p in trainer.model.named_parameters()}, storages
 
+    start = {
+        n: p.detach().clone()
+        for n, p in Trainer(tiny_model_path, cfg, pad_token_id=2).model.named_parameters()
+    }
     flat, flat_storages = run(True)
     separate, separate_storages = run(False)
+    assert all(not torch.equal(flat[n], start[n]) for n in start)  # every weight stepped
     assert flat_storages == [1, 1]
     assert min(separate_storages) > 10
     for name, value in separate.items():

@@ -56,10 +56,10 @@ class FlatGradients:
         for p in self.params:
             if id(p) not in self._reached and p.grad is not None and not p.grad.any():
                 p.grad = None
-        self.close()
 
     def close(self) -> None:
-        """Remove the hooks that watch gradients arrive."""
+        """Remove the hooks that watch gradients arrive (after the passes, whatever
+        their outcome; :meth:`drop_unused` reads what they saw)."""
         for hook in self._hooks:
             hook.remove()
         self._hooks = []

@@ -88,10 +88,9 @@ class Learner:
                     collected.setdefault(SFT_AUX_LOSS, []).append(
                         learner_passes.demonstration_passes(self, share, demos, share.slots, last)
                     )
-            except BaseException:
+            finally:
                 if flat is not None:
                     flat.close()
-                raise
             if flat is not None:
                 flat.drop_unused()  # what no backward reached, the optimiser skips
             grad_norm = self.optimizer_step()
